@@ -1,0 +1,32 @@
+"""The one exception hierarchy of headway.
+
+Ordinary crawl outcomes (404, disallowed, timeout) are values, not exceptions; these
+are for conditions that stop an operation: bad settings, a bad crawl directory, a store
+that cannot be used.
+"""
+
+from __future__ import annotations
+
+
+class HeadwayError(Exception):
+    """Base of every error headway raises on purpose."""
+
+
+class ConfigError(HeadwayError):
+    """A setting is missing or invalid; ``key`` names it (dotted path)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}" if key else message)
+        self.key = key
+
+
+class SeedError(HeadwayError):
+    """The seeds could not be read at all (a bad single line is reported, not raised)."""
+
+
+class CrawlDirError(HeadwayError):
+    """The crawl directory cannot be used (written by another version, unreadable, locked)."""
+
+
+class StoreError(HeadwayError):
+    """A store (frontier, WARC, index) failed in a way the crawl cannot continue past."""

@@ -1,0 +1,2 @@
+"""The fetch stage: HTTP client, resolver with overrides and DNS cache, address guard,
+size and decompression limits."""
