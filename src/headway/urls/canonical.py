@@ -1,29 +1,250 @@
-"""URL canonicalization (draft; being completed)."""
+"""URL canonicalization: the one rule that decides when two links name the same page.
+
+Contract of :func:`canonicalize`:
+
+* The input is resolved against ``base`` with the WHATWG URL Standard (ada-url), so a
+  link resolves exactly as a browser resolves it. Anything a browser rejects, anything
+  that is not ``http``/``https``, and anything that cannot be encoded returns ``None``:
+  the link is skipped. As in browsers, an invalid ``base`` makes every link unusable,
+  absolute ones included.
+* From the WHATWG serialization (which already lower-cases scheme and host, applies IDNA,
+  removes the default port and dot segments, strips tabs/newlines and surrounding
+  whitespace), the canonical form also:
+
+  - drops the fragment;
+  - normalizes percent-encoding (RFC 3986 6.2.2): hex digits upper-case, and escapes of
+    unreserved characters (``A-Z a-z 0-9 - . _ ~``) decoded; reserved escapes such as
+    ``%2F`` are kept;
+  - removes tracking query parameters (exact names in ``strip_params`` and names starting
+    with a prefix in ``strip_prefixes``, compared case-insensitively) and empty ``&&``
+    pieces;
+  - sorts the query parameters by name (stable: repeated names keep their order) when
+    ``sort_query`` is set;
+  - drops a ``?`` left with nothing after it;
+  - keeps path, query and userinfo case.
+
+The result is a fixed point: ``canonicalize(canonicalize(u)) == canonicalize(u)``.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-import ada_url
+from ada_url._ada_wrapper import ffi, lib
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "DEFAULT_TRACKING_PARAMS",
+    "CanonOptions",
+    "canonicalize",
+    "canonicalize_many",
+    "host_key",
+]
+
+#: Query parameters that only identify a click or a campaign, never the resource.
+#: Names are matched case-insensitively; ``utm_*`` is handled by ``strip_prefixes``.
+DEFAULT_TRACKING_PARAMS: frozenset[str] = frozenset(
+    {
+        "gclid",  # Google Ads click id
+        "gclsrc",  # Google Ads click source
+        "dclid",  # Google Display / DoubleClick click id
+        "gbraid",  # Google Ads (iOS app-to-web)
+        "wbraid",  # Google Ads (iOS web-to-app)
+        "_ga",  # Google Analytics cross-domain linker
+        "_gl",  # Google Analytics linker (gtag)
+        "fbclid",  # Facebook click id
+        "msclkid",  # Microsoft Ads click id
+        "yclid",  # Yandex click id
+        "twclid",  # Twitter/X click id
+        "ttclid",  # TikTok click id
+        "li_fat_id",  # LinkedIn first-party ad tracking
+        "igshid",  # Instagram share id
+        "mc_cid",  # Mailchimp campaign id
+        "mc_eid",  # Mailchimp subscriber id
+        "_hsenc",  # HubSpot
+        "_hsmi",  # HubSpot
+        "mkt_tok",  # Marketo
+        "oly_anon_id",  # Omeda
+        "oly_enc_id",  # Omeda
+        "vero_id",  # Vero
+        "wickedid",  # Wicked Reports
+        "rb_clickid",  # Rakuten
+        "s_cid",  # Adobe campaign id
+        "ef_id",  # Adobe Advertising Cloud
+    }
+)
+
+_HTTP = 0  # ada SchemeType.HTTP
+_HTTPS = 2  # ada SchemeType.HTTPS
+
+_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# Every escape, in any hex-digit case, maps to its unreserved character or upper-case form.
+_PCT_MAP: dict[str, str] = {}
+for _b in range(256):
+    _hex = f"{_b:02x}"
+    _norm = chr(_b) if _b in _UNRESERVED else "%" + _hex.upper()
+    for _hi in {_hex[0], _hex[0].upper()}:
+        for _lo in {_hex[1], _hex[1].upper()}:
+            _PCT_MAP[_hi + _lo] = _norm
+
+
+def _pct_repl(m: re.Match[str]) -> str:
+    return _PCT_MAP[m.group(1)]
 
 
 @dataclass(frozen=True, slots=True)
 class CanonOptions:
-    strip_params: frozenset[str] = frozenset()
+    """What canonicalization removes or reorders in the query."""
+
+    #: Exact parameter names to drop (matched case-insensitively; store them lower-case).
+    strip_params: frozenset[str] = DEFAULT_TRACKING_PARAMS
+    #: Parameter name prefixes to drop (lower-case).
     strip_prefixes: tuple[str, ...] = ("utm_",)
+    #: Sort parameters by name (stable). Lossy per RFC 3986, but merges common duplicates.
     sort_query: bool = True
 
 
 DEFAULT_OPTIONS = CanonOptions()
 
 
-def canonicalize(url: str, base: str | None = None,
-                 options: CanonOptions = DEFAULT_OPTIONS) -> str | None:
+def _resolve(url: str, base: bytes | None) -> str | None:
+    """WHATWG href of ``url`` (against ``base``) when it is http(s), else None."""
     try:
-        u = ada_url.URL(url.strip(), base) if base else ada_url.URL(url.strip())
-    except ValueError:
+        ub = url.encode()
+    except UnicodeEncodeError:
         return None
-    if u.protocol not in ("http:", "https:"):
+    if base is None:
+        u = lib.ada_parse(ub, len(ub))
+    else:
+        u = lib.ada_parse_with_base(ub, len(ub), base, len(base))
+    try:
+        if not lib.ada_is_valid(u):
+            return None
+        if lib.ada_get_scheme_type(u) not in (_HTTP, _HTTPS):
+            return None
+        s = lib.ada_get_href(u)
+        href: str = ffi.unpack(s.data, s.length).decode()
+        return href
+    finally:
+        lib.ada_free(u)
+
+
+def _finish(href: str, options: CanonOptions) -> str:
+    """Apply the post-WHATWG rules to a valid http(s) href."""
+    i = href.find("#")  # an unescaped '#' can only start the fragment
+    if i >= 0:
+        href = href[:i]
+    if "%" in href:
+        href = _PCT.sub(_pct_repl, href)
+    q = href.find("?")  # an unescaped '?' can only start the query
+    if q < 0:
+        return href
+    query = href[q + 1 :]
+    head = href[:q]
+    if not query:
+        return head
+    strip = options.strip_params
+    prefixes = options.strip_prefixes
+    kept: list[str] = []
+    for piece in query.split("&"):
+        if not piece:
+            continue
+        name = piece.split("=", 1)[0].lower()
+        if name in strip or (prefixes and name.startswith(prefixes)):
+            continue
+        kept.append(piece)
+    if not kept:
+        return head
+    if options.sort_query and len(kept) > 1:
+        kept.sort(key=_param_name)
+    return head + "?" + "&".join(kept)
+
+
+def _param_name(piece: str) -> str:
+    return piece.split("=", 1)[0]
+
+
+def canonicalize(
+    url: str, base: str | None = None, options: CanonOptions = DEFAULT_OPTIONS
+) -> str | None:
+    """Canonical form of ``url`` resolved against ``base``; None when the link is unusable."""
+    if base is None:
+        href = _resolve(url, None)
+    else:
+        try:
+            bb = base.encode()
+        except UnicodeEncodeError:
+            return None
+        href = _resolve(url, bb)
+    if href is None:
         return None
-    u.hash = ""
-    return str(u.href)
+    return _finish(href, options)
+
+
+def canonicalize_many(
+    base: str, hrefs: Iterable[str], options: CanonOptions = DEFAULT_OPTIONS
+) -> list[str]:
+    """Canonical forms of every usable href on a page, de-duplicated, first-seen order.
+
+    This is the parser's hot path: the base is encoded once, and hrefs without a query,
+    fragment or escape skip the Python-level rules entirely.
+    """
+    try:
+        bb = base.encode()
+    except UnicodeEncodeError:
+        return []
+    seen: set[str] = set()
+    out: list[str] = []
+    add = seen.add
+    append = out.append
+    parse = lib.ada_parse_with_base
+    valid = lib.ada_is_valid
+    scheme = lib.ada_get_scheme_type
+    get_href = lib.ada_get_href
+    free = lib.ada_free
+    unpack = ffi.unpack
+    blen = len(bb)
+    for raw in hrefs:
+        try:
+            ub = raw.encode()
+        except UnicodeEncodeError:
+            continue
+        u = parse(ub, len(ub), bb, blen)
+        try:
+            if not valid(u) or scheme(u) not in (_HTTP, _HTTPS):
+                continue
+            s = get_href(u)
+            href: str = unpack(s.data, s.length).decode()
+        finally:
+            free(u)
+        if "?" in href or "#" in href or "%" in href:
+            href = _finish(href, options)
+        if href not in seen:
+            add(href)
+            append(href)
+    return out
+
+
+def host_key(url: str) -> str:
+    """Politeness key of a canonical URL: lower-case host, plus ``:port`` if not default.
+
+    For a canonical URL this is the WHATWG ``host`` (userinfo excluded). An input that is
+    not a URL at all yields the empty string.
+    """
+    start = url.find("//")
+    if start < 0:
+        return ""
+    start += 2
+    end = len(url)
+    for ch in "/?#":
+        j = url.find(ch, start)
+        if 0 <= j < end:
+            end = j
+    authority = url[start:end]
+    at = authority.rfind("@")
+    if at >= 0:
+        authority = authority[at + 1 :]
+    return authority.lower()

@@ -1,0 +1,218 @@
+"""The command line: ``headway crawl``, ``headway status``, ``headway simweb``,
+``headway bench``. Every setting of ``headway.settings`` is a flag of ``crawl``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+from headway import __version__
+from headway.errors import HeadwayError
+from headway.settings import KEYS, Key, Settings, settings_from_sources
+
+log = logging.getLogger("headway")
+
+_SHORT = {"out": "-o", "quiet": "-q"}
+
+
+def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for key in KEYS:
+        group = groups.get(key.section)
+        if group is None:
+            group = groups[key.section] = parser.add_argument_group(f"{key.section} settings")
+        names = [key.flag] + ([_SHORT[key.name]] if key.name in _SHORT else [])
+        help_text = f"{key.help} (default: {_default_text(key)}; env {key.env})"
+        if key.choices:
+            help_text += f"; one of: {', '.join(key.choices)}"
+        kwargs: dict[str, Any] = {"dest": key.name, "default": argparse.SUPPRESS,
+                                  "help": help_text}
+        if key.kind == "bool":
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif key.kind == "list":
+            kwargs["action"] = "append"
+            kwargs["metavar"] = "VALUE"
+        else:
+            kwargs["metavar"] = key.kind.removeprefix("opt").upper()
+        group.add_argument(*names, **kwargs)
+
+
+def _default_text(key: Key) -> str:
+    if key.name == "parsers":
+        return "cores - 1, at least 1"
+    if key.default in ((), None, ""):
+        return "none"
+    return str(key.default)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="headway", description="A polite, fast, crash-safe web crawler writing WARC/1.1.")
+    parser.add_argument("--version", action="version", version=f"headway {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    crawl = sub.add_parser(
+        "crawl", help="crawl outward from seeds into a crawl directory",
+        description="Crawl outward from the seeds, politely, into the crawl directory (--out). "
+        "Running the same command again continues an interrupted crawl. Settings come from "
+        "defaults < --config TOML < HEADWAY_* environment < flags.")
+    crawl.add_argument("seeds", type=Path,
+                       help="file of seeds: one URL or bare domain a line, # comments")
+    crawl.add_argument("--config", type=Path, default=None, help="TOML settings file")
+    _add_setting_flags(crawl)
+    status = sub.add_parser("status", help="show the state of a crawl directory")
+    status.add_argument("out", type=Path, help="crawl directory")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    sim = sub.add_parser("simweb", help="serve the simulated web for trying configurations")
+    sim.add_argument("--hosts", type=int, default=10, help="number of virtual hosts")
+    sim.add_argument("--pages", type=int, default=50, help="pages per host")
+    sim.add_argument("--port", type=int, default=8300, help="port on 127.0.0.1")
+    sim.add_argument("--seed", type=int, default=0, help="seed of the link graph")
+    bench = sub.add_parser("bench", help="crawl the simulated web and print speed figures")
+    bench.add_argument("--hosts", type=int, default=50)
+    bench.add_argument("--pages", type=int, default=100, help="pages per host")
+    bench.add_argument("--parsers", type=int, default=2)
+    bench.add_argument("--out", type=Path, default=None,
+                       help="crawl directory (default: a temporary one)")
+    return parser
+
+
+def _setup_logging(fmt: str, quiet: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s",
+                                               "%H:%M:%S"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps({"time": record.created, "level": record.levelname,
+                           "logger": record.name, "message": record.getMessage()})
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "crawl":
+            return _crawl(args)
+        if args.command == "status":
+            from headway.runtime.status import print_status
+
+            return print_status(args.out, as_json=args.json)
+        if args.command == "simweb":
+            return _simweb(args)
+        if args.command == "bench":
+            from headway.runtime.bench import run_bench
+
+            return int(run_bench(hosts=args.hosts, pages=args.pages, parsers=args.parsers,
+                             out=args.out))
+    except HeadwayError as exc:
+        print(f"headway: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+def _crawl(args: argparse.Namespace) -> int:
+    flags = {k.name: getattr(args, k.name) for k in KEYS if hasattr(args, k.name)}
+    settings = settings_from_sources(args.config, os.environ, flags)
+    _setup_logging(settings.output.log_format, settings.output.quiet)
+    from headway.urls.canonical import canonicalize  # noqa: F401 - fail early on bad install
+    from headway.urls.scope import load_optout
+    from headway.urls.seeds import load_seeds
+
+    from headway.runtime.node import canon_options
+
+    seeds, problems = load_seeds(args.seeds, default_scheme=settings.crawl.seed_scheme,
+                                 options=canon_options(settings))
+    for p in problems:
+        log.warning("%s line %d skipped: %s (%r)", args.seeds, p.line_no, p.reason, p.line)
+    optout = None
+    if settings.scope.optout_file is not None:
+        optout, oproblems = load_optout(settings.scope.optout_file)
+        for msg in oproblems:
+            log.warning("%s: %s", settings.scope.optout_file, msg)
+    return asyncio_run_crawl(settings, seeds, optout)
+
+
+def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
+    runner: Callable[..., Any]
+    try:
+        import uvloop
+
+        runner = uvloop.run
+    except ImportError:  # pragma: no cover - uvloop is a dependency; plain asyncio works
+        runner = asyncio.run
+    summary = runner(_run_node(settings, seeds, optout))
+    from headway.runtime.progress import print_summary
+
+    print_summary(summary, settings, quiet=settings.output.quiet)
+    return 130 if summary.stopped_by == "interrupted" else 0
+
+
+async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
+    from headway.runtime.node import Node
+    from headway.runtime.progress import Progress
+
+    progress = Progress(enabled=not settings.output.quiet)
+    node = Node(settings, seeds, optout=optout, on_snapshot=progress.update)
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_interrupt() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            log.warning("stopping: finishing what was fetched (Ctrl-C again to quit now)")
+            node.request_stop("interrupted")
+        else:
+            os._exit(130)
+
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    loop.add_signal_handler(signal.SIGTERM, on_interrupt)
+    loop.add_signal_handler(signal.SIGUSR1, node.resume_quota)
+    progress.start()
+    try:
+        return await node.run()
+    finally:
+        progress.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
+            loop.remove_signal_handler(sig)
+
+
+def _simweb(args: argparse.Namespace) -> int:
+    from headway.testing.simweb import HostSpec, SimWebSpec, serve
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if not 1 <= args.hosts <= 100_000 or not 1 <= args.pages <= 1_000_000:
+        print("headway: error: --hosts must be 1..100000 and --pages 1..1000000",
+              file=sys.stderr)
+        return 2
+    spec = SimWebSpec(hosts=args.hosts, host_spec=HostSpec(pages=args.pages), seed=args.seed)
+    print(f"simulated web: {args.hosts} hosts site0.sim .. site{args.hosts - 1}.sim on "
+          f"127.0.0.1:{args.port}; crawl with --resolve '*.sim=127.0.0.1' --allow-loopback "
+          f"and seeds like http://site0.sim:{args.port}/", flush=True)
+    t0 = time.monotonic()
+    try:
+        asyncio.run(serve(spec, "127.0.0.1", args.port))
+    except KeyboardInterrupt:
+        print(f"stopped after {time.monotonic() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

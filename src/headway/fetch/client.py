@@ -1,0 +1,379 @@
+"""The HTTP client of the fetch stage.
+
+``Fetcher`` performs one GET per ``fetch(url)`` and always returns a ``FetchResult``:
+network, HTTP and protocol problems are outcomes, never exceptions. Redirects are not
+followed (a 3xx comes back as ``Outcome.REDIRECT`` with its Location; the caller admits
+the target) except by ``fetch_robots``, which follows up to ``MAX_ROBOTS_REDIRECTS``
+hops itself. Every connection goes through ``CrawlResolver`` and its ``AddressGuard``;
+IP-literal URLs, which aiohttp connects to without resolving, are checked here.
+
+Limits: at most ``max_body`` raw bytes are read (the connection is then closed and the
+result is ``truncated="length"``), at most ``max_decoded`` decoded bytes are kept, and
+``total_timeout`` bounds a whole exchange (a body cut by it is ``truncated="time"``).
+``max_connections`` bounds concurrent exchanges; time spent waiting for a slot is not
+counted against the timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import ssl
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+
+import aiohttp
+from aiohttp.connector import Connection
+from yarl import URL
+
+from headway.fetch.decode import decode_content
+from headway.fetch.guard import AddressGuard
+from headway.fetch.resolver import AddressRefused, CrawlResolver
+from headway.fetch.result import FetchResult, Headers
+from headway.policy.outcome import Outcome, outcome_for_status
+
+log = logging.getLogger(__name__)
+
+MAX_ROBOTS_REDIRECTS = 5
+READ_CHUNK = 64 * 1024
+#: Encoded bodies larger than this are decoded in a worker thread (zlib and brotli
+#: release the GIL), keeping the event loop responsive.
+THREAD_DECODE_MIN = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FetchConfig:
+    """Settings of the fetch stage (see the module docstring for the limits)."""
+
+    user_agent: str
+    connect_timeout: float = 10.0
+    read_timeout: float = 20.0
+    total_timeout: float = 30.0
+    max_body: int = 256 * 1024
+    max_decoded: int = 8 * 1024 * 1024
+    max_robots: int = 500 * 1024
+    max_connections: int = 256
+    allow_loopback: bool = False
+    allow_private: bool = False
+    resolve: Mapping[str, str] = field(default_factory=dict)
+    dns_ttl: float = 300.0
+    proxy: str | None = None
+    accept: str = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+    accept_language: str | None = None
+    hosts: Mapping[str, str] = field(default_factory=dict)  # from load_hosts_file
+
+
+@dataclass(frozen=True, slots=True)
+class FetchStats:
+    """Snapshot of a ``Fetcher``: exchanges started, in flight, raw body bytes read,
+    and results that carry an error, counted by outcome value."""
+
+    requests: int
+    in_flight: int
+    bytes_received: int
+    errors_by_outcome: dict[str, int]
+
+
+class _Exchange:
+    """What is known of an exchange so far; read when it fails part way."""
+
+    __slots__ = ("chunks", "cut", "ip", "reason", "request_headers", "response", "size", "status")
+
+    def __init__(self, request_headers: Headers) -> None:
+        self.request_headers = request_headers
+        self.response: aiohttp.ClientResponse | None = None
+        self.status: int | None = None
+        self.reason = ""
+        self.ip: str | None = None
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.cut: str | None = None
+
+
+def classify_error(exc: BaseException) -> tuple[Outcome, str]:
+    """The outcome of a failed exchange and a readable error for it."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        if isinstance(exc.os_error, AddressRefused):
+            return Outcome.BLOCKED_ADDRESS, str(exc.os_error)
+        return Outcome.DNS_ERROR, f"DNS: {exc.os_error}"
+    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError | ssl.CertificateError):
+        return Outcome.TLS_ERROR, text
+    if isinstance(exc, TimeoutError):
+        return Outcome.TIMEOUT, text
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        return Outcome.CONNECTION_ERROR, text
+    if isinstance(exc, aiohttp.ClientPayloadError) and "not completed" in str(exc):
+        return Outcome.CONNECTION_ERROR, text  # the peer closed before the body ended
+    if isinstance(exc, aiohttp.ClientConnectionError | OSError) and not isinstance(
+        exc, aiohttp.InvalidURL
+    ):
+        return Outcome.CONNECTION_ERROR, text
+    return Outcome.INVALID_RESPONSE, text  # unparsable HTTP, bad framing, bad URL
+
+
+class _PeerResponse(aiohttp.ClientResponse):
+    """Notes the peer address when the response starts (the connection may be released
+    to the pool before the caller looks, when the whole body arrived at once)."""
+
+    peer_ip: str | None = None
+
+    async def start(self, connection: Connection) -> _PeerResponse:
+        transport = connection.transport
+        peer = transport.get_extra_info("peername") if transport is not None else None
+        if peer:
+            self.peer_ip = str(peer[0])
+        await super().start(connection)
+        return self
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _ip_literal(host: str | None) -> str | None:
+    if not host:
+        return None
+    try:
+        return str(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return None
+
+
+class Fetcher:
+    """Async HTTP client; use as ``async with Fetcher(config) as f: await f.fetch(url)``."""
+
+    def __init__(self, config: FetchConfig) -> None:
+        self._config = config
+        self._guard = AddressGuard(
+            allow_loopback=config.allow_loopback, allow_private=config.allow_private
+        )
+        self._slots = asyncio.Semaphore(max(1, config.max_connections))
+        self._session: aiohttp.ClientSession | None = None
+        self._resolver: CrawlResolver | None = None
+        self._requests = 0
+        self._in_flight = 0
+        self._bytes = 0
+        self._errors: Counter[str] = Counter()
+        headers = {
+            "User-Agent": config.user_agent,
+            "Accept": config.accept,
+            "Accept-Encoding": "gzip, deflate, br",
+        }
+        if config.accept_language:
+            headers["Accept-Language"] = config.accept_language
+        self._headers = headers
+
+    async def __aenter__(self) -> Fetcher:
+        cfg = self._config
+        proxy_host = URL(cfg.proxy).host if cfg.proxy else None
+        self._resolver = CrawlResolver(
+            overrides=cfg.resolve,
+            guard=self._guard,
+            dns_ttl=cfg.dns_ttl,
+            hosts=cfg.hosts,
+            exempt_hosts=(proxy_host,) if proxy_host else (),
+        )
+        connector = aiohttp.TCPConnector(
+            limit=cfg.max_connections,
+            limit_per_host=0,
+            resolver=self._resolver,
+            use_dns_cache=False,
+            enable_cleanup_closed=True,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=aiohttp.ClientTimeout(
+                total=None,
+                connect=None,
+                sock_connect=cfg.connect_timeout,
+                sock_read=cfg.read_timeout,
+            ),
+            response_class=_PeerResponse,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def statistics(self) -> FetchStats:
+        return FetchStats(
+            requests=self._requests,
+            in_flight=self._in_flight,
+            bytes_received=self._bytes,
+            errors_by_outcome=dict(self._errors),
+        )
+
+    async def fetch(self, url: str) -> FetchResult:
+        """GET ``url`` once, redirects not followed."""
+        cfg = self._config
+        return await self._fetch(url, cfg.max_body, cfg.max_decoded)
+
+    async def fetch_robots(self, url: str) -> tuple[FetchResult, str]:
+        """GET a robots.txt URL following up to ``MAX_ROBOTS_REDIRECTS`` redirects;
+        returns the last hop's result and its URL."""
+        cap = self._config.max_robots
+        result = await self._fetch(url, cap, cap)
+        for _ in range(MAX_ROBOTS_REDIRECTS):
+            location = result.header("Location")
+            if result.outcome is not Outcome.REDIRECT or location is None:
+                break
+            try:
+                target = URL(url).join(URL(location))
+            except ValueError:
+                break
+            if target.scheme not in ("http", "https"):
+                break
+            url = str(target.with_fragment(None))
+            result = await self._fetch(url, cap, cap)
+        return result, url
+
+    async def _fetch(self, url: str, max_body: int, max_decoded: int) -> FetchResult:
+        async with self._slots:
+            self._requests += 1
+            self._in_flight += 1
+            try:
+                result = await self._exchange(url, max_body, max_decoded)
+            finally:
+                self._in_flight -= 1
+        self._bytes += len(result.raw_body)
+        if result.error is not None:
+            self._errors[result.outcome.value] += 1
+        return result
+
+    def _planned_headers(self, url: URL) -> Headers:
+        host = url.raw_host or ""
+        if ":" in host:
+            host = f"[{host}]"
+        if url.explicit_port:
+            host = f"{host}:{url.port}"
+        return (("Host", host), *self._headers.items())
+
+    async def _exchange(self, url: str, max_body: int, max_decoded: int) -> FetchResult:
+        started_at = time.time()
+        t0 = time.monotonic()
+
+        def failed(outcome: Outcome, error: str, ex: _Exchange | None = None) -> FetchResult:
+            return FetchResult(
+                url=url,
+                started_at=started_at,
+                duration=time.monotonic() - t0,
+                outcome=outcome,
+                request_headers=ex.request_headers if ex else (),
+                ip=ex.ip if ex else None,
+                error=error,
+            )
+
+        try:
+            target = URL(url)
+        except ValueError as exc:
+            return failed(Outcome.INVALID_RESPONSE, f"invalid URL: {exc}")
+        if target.scheme not in ("http", "https") or not target.raw_host:
+            return failed(Outcome.INVALID_RESPONSE, f"not an http(s) URL: {url}")
+        ex = _Exchange(self._planned_headers(target))
+        literal = _ip_literal(target.raw_host)
+        if literal is not None and (reason := self._guard.refusal(literal)) is not None:
+            ex.ip = literal
+            return failed(Outcome.BLOCKED_ADDRESS, f"{literal} refused: {reason}", ex)
+        if self._session is None:
+            raise RuntimeError("Fetcher used outside 'async with'")
+        try:
+            async with asyncio.timeout(self._config.total_timeout):
+                await self._request(target, ex, max_body)
+        except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+            outcome, error = classify_error(exc)
+            if ex.status is None:
+                return failed(outcome, error, ex)
+            # Headers arrived, the body did not finish: keep what was read.
+            ex.cut = "time" if outcome is Outcome.TIMEOUT else "disconnect"
+            return await self._result(url, started_at, t0, ex, max_decoded, error, outcome)
+        finally:
+            if ex.response is not None:
+                ex.response.close()
+        return await self._result(url, started_at, t0, ex, max_decoded)
+
+    async def _request(self, url: URL, ex: _Exchange, max_body: int) -> None:
+        assert self._session is not None
+        async with self._session.get(
+            url,
+            headers=self._headers,
+            allow_redirects=False,
+            proxy=self._config.proxy,
+        ) as resp:
+            ex.response = resp
+            ex.status = resp.status
+            ex.reason = resp.reason or ""
+            ex.request_headers = tuple(resp.request_info.headers.items())
+            if isinstance(resp, _PeerResponse):
+                ex.ip = resp.peer_ip
+            while ex.size < max_body:
+                chunk = await resp.content.read(min(READ_CHUNK, max_body - ex.size))
+                if not chunk:
+                    return
+                ex.chunks.append(chunk)
+                ex.size += len(chunk)
+            # At the limit: anything further means the body was cut.
+            if not resp.content.at_eof() and await resp.content.readany():
+                ex.cut = "length"
+                resp.close()
+
+    async def _result(
+        self,
+        url: str,
+        started_at: float,
+        t0: float,
+        ex: _Exchange,
+        max_decoded: int,
+        error: str | None = None,
+        outcome: Outcome | None = None,
+    ) -> FetchResult:
+        resp = ex.response
+        assert resp is not None and ex.status is not None
+        cut = ex.cut
+        raw = b"".join(ex.chunks)
+        encoding = resp.headers.get("Content-Encoding")
+        if encoding and len(raw) > THREAD_DECODE_MIN:
+            body, decoded_cut, decode_error = await asyncio.to_thread(
+                decode_content, raw, encoding, max_decoded
+            )
+        else:
+            body, decoded_cut, decode_error = decode_content(raw, encoding, max_decoded)
+        if decoded_cut:
+            cut = "decoded-length"
+        location = resp.headers.get("Location")
+        if outcome is None:
+            outcome = outcome_for_status(ex.status, has_location=bool(location))
+        if decode_error is not None and error is None:
+            outcome, error = Outcome.INVALID_RESPONSE, decode_error
+        return FetchResult(
+            url=url,
+            started_at=started_at,
+            duration=time.monotonic() - t0,
+            outcome=outcome,
+            status=ex.status,
+            reason=ex.reason,
+            http_version=f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1",
+            request_headers=ex.request_headers,
+            response_headers=tuple((_text(k), _text(v)) for k, v in resp.raw_headers),
+            raw_body=raw,
+            body=body,
+            truncated=cut,
+            ip=ex.ip,
+            error=error,
+        )

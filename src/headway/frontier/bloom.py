@@ -1,0 +1,90 @@
+"""An in-memory Bloom filter over 64-bit URL fingerprints: the fast "maybe seen?" test
+in front of the exact seen table.
+
+Contract: no false negatives (every added fingerprint is reported present); false
+positives at about ``error`` while at most ``capacity`` fingerprints were added. Memory
+is fixed at construction from (capacity, error) and never grows; past capacity the
+false-positive rate rises but answers stay safe, because callers confirm every hit
+against the exact table.
+
+The fingerprint is already a uniform 64-bit hash, so the ``k`` bit positions come from
+it directly by double hashing (Kirsch and Mitzenmacher): ``h1 + i*h2 mod m`` with
+``h1`` from the fingerprint and ``h2`` from a cheap multiplicative mix of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+_MASK64 = (1 << 64) - 1
+_MIX = 0x9E3779B97F4A7C15  # odd 64-bit constant (golden ratio), spreads bits for h2
+
+
+def _size(capacity: int, error: float) -> tuple[int, int]:
+    """Bits and probes of an optimal filter for ``capacity`` items at ``error``."""
+    if capacity < 1:
+        raise ValueError("capacity must be >= 1")
+    if not 0.0 < error < 1.0:
+        raise ValueError("error must be in (0, 1)")
+    bits = math.ceil(-capacity * math.log(error) / (math.log(2) ** 2))
+    bits = max(64, (bits + 7) // 8 * 8)
+    probes = max(1, round(bits / capacity * math.log(2)))
+    return bits, probes
+
+
+class BloomFilter:
+    """A fixed-size Bloom filter keyed by signed or unsigned 64-bit integers."""
+
+    __slots__ = ("_bits", "_k", "_m")
+
+    def __init__(self, capacity: int, error: float) -> None:
+        self._m, self._k = _size(capacity, error)
+        self._bits = bytearray(self._m // 8)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the bit array (the filter's whole memory, apart from a few ints)."""
+        return len(self._bits)
+
+    @property
+    def probes(self) -> int:
+        """Bits set (and tested) per fingerprint."""
+        return self._k
+
+    def add(self, fp: int) -> None:
+        self.add_many((fp,))
+
+    def __contains__(self, fp: object) -> bool:
+        if not isinstance(fp, int):
+            return False
+        return self.contains_many((fp,))[0]
+
+    def add_many(self, fps: Iterable[int]) -> None:
+        """Set the bits of every fingerprint."""
+        bits, m, k = self._bits, self._m, self._k
+        for fp in fps:
+            u = fp & _MASK64
+            h = u % m
+            d = ((u * _MIX) & _MASK64) % (m - 1) + 1
+            for p in range(h, h + k * d, d):
+                p %= m
+                bits[p >> 3] |= 1 << (p & 7)
+
+    def contains_many(self, fps: Sequence[int]) -> list[bool]:
+        """For each fingerprint: True if it may have been added, False if surely not."""
+        bits, m, k = self._bits, self._m, self._k
+        out: list[bool] = []
+        append = out.append
+        for fp in fps:
+            u = fp & _MASK64
+            h = u % m
+            d = ((u * _MIX) & _MASK64) % (m - 1) + 1
+            for p in range(h, h + k * d, d):
+                p %= m
+                if not (bits[p >> 3] >> (p & 7)) & 1:
+                    append(False)
+                    break
+            else:
+                append(True)
+        return out

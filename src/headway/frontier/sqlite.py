@@ -1,0 +1,537 @@
+"""The embedded frontier backend: one SQLite file in the crawl directory.
+
+Contract: implements ``FrontierStore`` (see ``store.py``); every public method is one
+transaction, so a process killed at any moment (``kill -9``) reopens to the state after
+the last method that returned. Durability: WAL journal with ``synchronous=NORMAL``: a
+commit is in the WAL (the OS page cache) when the method returns, which survives a
+process kill; only an OS crash or power loss may roll back the last few commits (never
+corrupt the file). Used from one worker thread (``check_same_thread=False`` because it
+may be created on another). Memory is bounded: the SQLite page cache plus the Bloom
+bitmap; nothing per URL is kept in Python.
+
+Schema (version 1):
+
+- ``seen(fp INTEGER PRIMARY KEY)``: every admitted fingerprint, shed ones included.
+- ``hosts(id, host UNIQUE, admitted, queued, ready_at, min_not_before, next_ready)``:
+  ``admitted`` counts the host's rows in ``urls`` (any state, bounded by the budget);
+  ``min_not_before`` is the earliest not_before of its queued URLs (NULL when none);
+  ``next_ready = max(ready_at, min_not_before)``; all maintained incrementally.
+  Index ``(next_ready, host) WHERE queued > 0`` serves ``ready_hosts``.
+- ``urls(id, fp, url, host_id, depth, priority, via, attempts, state, not_before,
+  lease_expires)`` with partial indexes: ``(host_id, priority, id)`` and
+  ``(host_id, not_before)`` on queued rows (leasing, host budget, host ready time),
+  ``(priority, id)`` on queued rows (global shedding), ``(lease_expires)`` on leased rows.
+  Shed URLs have no row; an evicted URL's row is deleted (its fp stays in ``seen``).
+- ``totals(name, value)``: queued/leased/done/failed/seen counters; ``shed(reason,
+  count)``; ``meta(key, value)``.
+
+The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from headway.errors import StoreError
+from headway.frontier.bloom import BloomFilter
+from headway.frontier.store import (
+    SHED_FRONTIER_FULL,
+    SHED_HOST_BUDGET,
+    SHED_REASONS,
+    AddResult,
+    Completion,
+    FrontierCounts,
+    FrontierLimits,
+    LeasedUrl,
+    Settle,
+    UrlEntry,
+    UrlState,
+)
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+_CHUNK = 900  # host parameters per IN (...) query, far below SQLite's limit
+_TOTALS = ("queued", "leased", "done", "failed", "seen")
+_Q, _L, _D, _F = (int(s) for s in UrlState)
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS hosts (
+  id INTEGER PRIMARY KEY, host TEXT NOT NULL UNIQUE,
+  admitted INTEGER NOT NULL DEFAULT 0, queued INTEGER NOT NULL DEFAULT 0,
+  ready_at REAL NOT NULL DEFAULT 0, min_not_before REAL, next_ready REAL NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_ready, host) WHERE queued > 0;
+CREATE TABLE IF NOT EXISTS urls (
+  id INTEGER PRIMARY KEY, fp INTEGER NOT NULL, url TEXT NOT NULL, host_id INTEGER NOT NULL,
+  depth INTEGER NOT NULL, priority INTEGER NOT NULL, via TEXT, attempts INTEGER NOT NULL,
+  state INTEGER NOT NULL, not_before REAL NOT NULL, lease_expires REAL);
+CREATE INDEX IF NOT EXISTS urls_host_queue ON urls(host_id, priority, id) WHERE state = {_Q};
+CREATE INDEX IF NOT EXISTS urls_host_wait ON urls(host_id, not_before) WHERE state = {_Q};
+CREATE INDEX IF NOT EXISTS urls_queue ON urls(priority, id) WHERE state = {_Q};
+CREATE INDEX IF NOT EXISTS urls_leases ON urls(lease_expires) WHERE state = {_L};
+CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS shed (reason TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+
+def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i : i + _CHUNK]
+
+
+def _by_priority(e: UrlEntry) -> int:
+    return e.priority
+
+
+class _Host:
+    """A host row loaded for the length of one transaction."""
+
+    __slots__ = ("admitted", "id", "min_nb", "name", "queued", "ready_at", "stale")
+
+    def __init__(self, row: tuple[Any, ...]) -> None:
+        self.id: int = row[0]
+        self.name: str = row[1]
+        self.admitted: int = row[2]
+        self.queued: int = row[3]
+        self.ready_at: float = row[4]
+        self.min_nb: float | None = row[5]
+        self.stale = False  # queued URLs left: min_nb must be recomputed at flush
+
+    def push(self, not_before: float) -> None:
+        self.queued += 1
+        self.min_nb = not_before if self.min_nb is None else min(self.min_nb, not_before)
+
+    def pop(self, count: int = 1) -> None:
+        self.queued -= count
+        self.stale = True
+
+
+class _Tx:
+    """Deltas of one transaction, written before COMMIT and mirrored after it."""
+
+    __slots__ = ("by_name", "conn", "hosts", "shed", "totals")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.hosts: dict[int, _Host] = {}
+        self.by_name: dict[str, _Host] = {}
+        self.totals = dict.fromkeys(_TOTALS, 0)
+        self.shed = dict.fromkeys(SHED_REASONS, 0)
+
+    def keep(self, h: _Host) -> _Host:
+        self.hosts[h.id] = h
+        self.by_name[h.name] = h
+        return h
+
+
+_HOST_COLS = "id, host, admitted, queued, ready_at, min_not_before"
+DEFAULT_LIMITS = FrontierLimits()
+
+
+class SqliteFrontier:
+    """``FrontierStore`` on one SQLite file (WAL, synchronous=NORMAL)."""
+
+    def __init__(
+        self, path: Path, limits: FrontierLimits = DEFAULT_LIMITS, *, cache_size_kib: int = 64_000
+    ) -> None:
+        self._limits = limits
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{path}: cannot use WAL journal (got {mode})")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA cache_size=-{int(cache_size_kib)}")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open frontier: {exc}") from exc
+        self._conn: sqlite3.Connection | None = conn
+        self._totals: dict[str, int] = dict.fromkeys(_TOTALS, 0)
+        self._shed: dict[str, int] = dict.fromkeys(SHED_REASONS, 0)
+        with self._tx() as tx:
+            version = self._meta(tx.conn, "frontier_schema")
+            if version is None:
+                tx.conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('frontier_schema', ?)", (SCHEMA_VERSION,)
+                )
+            elif version != SCHEMA_VERSION:
+                raise StoreError(f"{path}: frontier schema {version}, expected {SCHEMA_VERSION}")
+            tx.conn.executemany(
+                "INSERT OR IGNORE INTO totals(name, value) VALUES (?, 0)", [(n,) for n in _TOTALS]
+            )
+            tx.conn.executemany(
+                "INSERT OR IGNORE INTO shed(reason, count) VALUES (?, 0)",
+                [(r,) for r in SHED_REASONS],
+            )
+        self._totals = dict(conn.execute("SELECT name, value FROM totals"))
+        self._shed = dict(conn.execute("SELECT reason, count FROM shed"))
+        self._bloom = BloomFilter(limits.bloom_capacity, limits.bloom_error)
+        started = time.perf_counter()
+        cur = conn.execute("SELECT fp FROM seen")
+        while rows := cur.fetchmany(65_536):
+            self._bloom.add_many(r[0] for r in rows)
+        log.info(
+            "frontier %s opened: %d seen fingerprints loaded into the Bloom filter in %.2f s",
+            path,
+            self._totals["seen"],
+            time.perf_counter() - started,
+        )
+
+    # -- transactions and host rows ----------------------------------------------------
+
+    @contextmanager
+    def _tx(self) -> Iterator[_Tx]:
+        conn = self._conn
+        if conn is None:
+            raise StoreError("frontier store is closed")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            tx = _Tx(conn)
+            yield tx
+            self._flush(tx)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"frontier store failed: {exc}") from exc
+            raise
+        for name, delta in tx.totals.items():
+            self._totals[name] += delta
+        for reason, delta in tx.shed.items():
+            self._shed[reason] = self._shed.get(reason, 0) + delta
+
+    def _flush(self, tx: _Tx) -> None:
+        rows = []
+        for h in tx.hosts.values():
+            if h.queued <= 0:
+                h.min_nb = None
+            elif h.stale:
+                h.min_nb = tx.conn.execute(
+                    f"SELECT min(not_before) FROM urls WHERE host_id = ? AND state = {_Q}", (h.id,)
+                ).fetchone()[0]
+            nxt = h.ready_at if h.min_nb is None else max(h.ready_at, h.min_nb)
+            rows.append((h.admitted, h.queued, h.ready_at, h.min_nb, nxt, h.id))
+        tx.conn.executemany(
+            "UPDATE hosts SET admitted = ?, queued = ?, ready_at = ?, min_not_before = ?,"
+            " next_ready = ? WHERE id = ?",
+            rows,
+        )
+        tx.conn.executemany(
+            "UPDATE totals SET value = value + ? WHERE name = ?",
+            [(d, n) for n, d in tx.totals.items() if d],
+        )
+        tx.conn.executemany(
+            "UPDATE shed SET count = count + ? WHERE reason = ?",
+            [(d, r) for r, d in tx.shed.items() if d],
+        )
+
+    def _hosts_named(self, tx: _Tx, names: Collection[str], create: bool) -> None:
+        """Load the named hosts into ``tx`` (creating missing ones when ``create``)."""
+        wanted = [n for n in names if n not in tx.by_name]
+        for part in _chunks(wanted):
+            marks = ",".join("?" * len(part))
+            for row in tx.conn.execute(
+                f"SELECT {_HOST_COLS} FROM hosts WHERE host IN ({marks})", part
+            ):
+                tx.keep(_Host(row))
+        if create:
+            for name in wanted:
+                if name not in tx.by_name:
+                    cur = tx.conn.execute("INSERT INTO hosts(host) VALUES (?)", (name,))
+                    assert cur.lastrowid is not None
+                    tx.keep(_Host((cur.lastrowid, name, 0, 0, 0.0, None)))
+
+    def _host_id(self, tx: _Tx, host_id: int) -> _Host:
+        h = tx.hosts.get(host_id)
+        if h is None:
+            row = tx.conn.execute(f"SELECT {_HOST_COLS} FROM hosts WHERE id = ?", (host_id,))
+            h = tx.keep(_Host(row.fetchone()))
+        return h
+
+    # -- admission ---------------------------------------------------------------------
+
+    def _admit(self, tx: _Tx, entries: Sequence[UrlEntry]) -> AddResult:
+        unique: dict[int, UrlEntry] = {}
+        for e in entries:
+            unique.setdefault(e.fp, e)
+        dups = len(entries) - len(unique)
+        fps = list(unique)
+        maybe = [fp for fp, hit in zip(fps, self._bloom.contains_many(fps), strict=True) if hit]
+        for part in _chunks(maybe):
+            marks = ",".join("?" * len(part))
+            for (fp,) in tx.conn.execute(f"SELECT fp FROM seen WHERE fp IN ({marks})", part):
+                del unique[fp]
+                dups += 1
+        shed = dict.fromkeys(SHED_REASONS, 0)
+        if not unique:
+            return AddResult(0, dups, shed)
+        new = list(unique.values())
+        tx.conn.executemany("INSERT INTO seen(fp) VALUES (?)", [(fp,) for fp in unique])
+        self._bloom.add_many(unique)  # before COMMIT: a rollback only leaves false positives
+        tx.totals["seen"] += len(new)
+        groups: dict[str, list[UrlEntry]] = {}
+        for e in new:
+            groups.setdefault(e.host, []).append(e)
+        self._hosts_named(tx, groups, create=True)
+        accepted: list[UrlEntry] = []
+        evicted = 0
+        budget = self._limits.host_budget
+        for name, group in groups.items():
+            h = tx.by_name[name]
+            room = budget - h.admitted
+            if len(group) <= room:
+                accepted.extend(group)
+                h.admitted += len(group)
+                continue
+            group.sort(key=_by_priority)
+            take = max(room, 0)
+            accepted.extend(group[:take])
+            h.admitted += take
+            for i, e in enumerate(group[take:]):
+                worst = tx.conn.execute(
+                    f"SELECT id, priority FROM urls WHERE host_id = ? AND state = {_Q}"
+                    " ORDER BY priority DESC, id DESC LIMIT 1",
+                    (h.id,),
+                ).fetchone()
+                if worst is None or e.priority >= worst[1]:
+                    shed[SHED_HOST_BUDGET] += len(group) - take - i
+                    break
+                self._evict(tx, worst[0], h)
+                evicted += 1
+                shed[SHED_HOST_BUDGET] += 1
+                accepted.append(e)
+                h.admitted += 1
+        room = self._limits.max_queued - (self._totals["queued"] + tx.totals["queued"])
+        if len(accepted) > room:
+            accepted.sort(key=_by_priority)
+            take = max(room, 0)
+            rest = accepted[take:]
+            del accepted[take:]
+            for i, e in enumerate(rest):
+                worst = tx.conn.execute(
+                    f"SELECT id, priority, host_id FROM urls WHERE state = {_Q}"
+                    " ORDER BY priority DESC, id DESC LIMIT 1"
+                ).fetchone()
+                if worst is None or e.priority >= worst[1]:
+                    for r in rest[i:]:
+                        tx.by_name[r.host].admitted -= 1
+                    shed[SHED_FRONTIER_FULL] += len(rest) - i
+                    break
+                self._evict(tx, worst[0], self._host_id(tx, worst[2]))
+                evicted += 1
+                shed[SHED_FRONTIER_FULL] += 1
+                accepted.append(e)
+        rows = []
+        for e in accepted:
+            h = tx.by_name[e.host]
+            h.push(e.not_before)
+            rows.append((e.fp, e.url, h.id, e.depth, e.priority, e.via, e.attempts, e.not_before))
+        tx.conn.executemany(
+            "INSERT INTO urls(fp, url, host_id, depth, priority, via, attempts, state, not_before)"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, {_Q}, ?)",
+            rows,
+        )
+        tx.totals["queued"] += len(rows)
+        for reason, n in shed.items():
+            tx.shed[reason] += n
+        return AddResult(len(rows), dups, shed, evicted)
+
+    def _evict(self, tx: _Tx, url_id: int, h: _Host) -> None:
+        tx.conn.execute("DELETE FROM urls WHERE id = ?", (url_id,))
+        h.pop()
+        h.admitted -= 1
+        tx.totals["queued"] -= 1
+
+    # -- FrontierStore -----------------------------------------------------------------
+
+    def add(self, entries: Sequence[UrlEntry], now: float) -> AddResult:
+        with self._tx() as tx:
+            return self._admit(tx, entries)
+
+    def complete(
+        self, completions: Sequence[Completion], discovered: Sequence[UrlEntry], now: float
+    ) -> AddResult:
+        with self._tx() as tx:
+            wanted: dict[int, Completion] = {}
+            for c in completions:
+                wanted.setdefault(c.id, c)
+            ids = list(wanted)
+            for part in _chunks(ids):
+                marks = ",".join("?" * len(part))
+                rows = tx.conn.execute(
+                    f"SELECT id, host_id FROM urls WHERE state = {_L} AND id IN ({marks})", part
+                ).fetchall()
+                for url_id, host_id in rows:
+                    c = wanted[url_id]
+                    tx.totals["leased"] -= 1
+                    if c.settle is Settle.RETRY:
+                        tx.conn.execute(
+                            f"UPDATE urls SET state = {_Q}, attempts = attempts + 1,"
+                            " not_before = ?, lease_expires = NULL WHERE id = ?",
+                            (c.not_before, url_id),
+                        )
+                        self._host_id(tx, host_id).push(c.not_before)
+                        tx.totals["queued"] += 1
+                    else:
+                        final = _D if c.settle is Settle.DONE else _F
+                        tx.conn.execute(
+                            "UPDATE urls SET state = ?, lease_expires = NULL WHERE id = ?",
+                            (final, url_id),
+                        )
+                        tx.totals["done" if final == _D else "failed"] += 1
+            return self._admit(tx, discovered)
+
+    def ready_hosts(
+        self, now: float, limit: int, exclude: Collection[str] = ()
+    ) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        if limit <= 0:
+            return out
+        for host, ready in self._read(
+            "SELECT host, next_ready FROM hosts WHERE queued > 0 AND next_ready <= ?"
+            " ORDER BY next_ready, host LIMIT ?",
+            (now, limit + len(exclude)),
+        ):
+            if host not in exclude:
+                out.append((host, ready))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def next_ready_time(self, exclude: Collection[str] = ()) -> float | None:
+        for host, ready in self._read(
+            "SELECT host, next_ready FROM hosts WHERE queued > 0 ORDER BY next_ready, host LIMIT ?",
+            (len(exclude) + 1,),
+        ):
+            if host not in exclude:
+                return float(ready)
+        return None
+
+    def set_host_ready_at(self, host: str, ready_at: float) -> None:
+        with self._tx() as tx:
+            self._hosts_named(tx, (host,), create=True)
+            tx.by_name[host].ready_at = ready_at
+
+    def lease(self, host: str, n: int, now: float, lease_seconds: float) -> list[LeasedUrl]:
+        with self._tx() as tx:
+            self._hosts_named(tx, (host,), create=False)
+            h = tx.by_name.get(host)
+            if h is None or h.queued <= 0 or n <= 0:
+                return []
+            rows = tx.conn.execute(
+                "SELECT id, url, depth, priority, fp, via, attempts FROM urls"
+                # pinned: the planner would otherwise sort the host's whole queue
+                " INDEXED BY urls_host_queue"
+                f" WHERE host_id = ? AND state = {_Q} AND not_before <= ?"
+                " ORDER BY priority, id LIMIT ?",
+                (h.id, now, n),
+            ).fetchall()
+            expires = now + lease_seconds
+            tx.conn.executemany(
+                f"UPDATE urls SET state = {_L}, lease_expires = ? WHERE id = ?",
+                [(expires, r[0]) for r in rows],
+            )
+            if rows:
+                h.pop(len(rows))
+                tx.totals["queued"] -= len(rows)
+                tx.totals["leased"] += len(rows)
+            return [
+                LeasedUrl(r[0], r[1], host, r[2], r[3], r[4], r[5], r[6], expires) for r in rows
+            ]
+
+    def drop_host(self, host: str, reason: str) -> int:
+        with self._tx() as tx:
+            self._hosts_named(tx, (host,), create=False)
+            h = tx.by_name.get(host)
+            if h is None:
+                return 0
+            cur = tx.conn.execute(
+                f"UPDATE urls SET state = {_F} WHERE host_id = ? AND state = {_Q}", (h.id,)
+            )
+            dropped = cur.rowcount
+            h.pop(dropped)
+            tx.totals["queued"] -= dropped
+            tx.totals["failed"] += dropped
+        if dropped:
+            log.info("dropped %d queued URLs of %s: %s", dropped, host, reason)
+        return dropped
+
+    def reclaim_expired(self, now: float, limit: int = 1000) -> int:
+        with self._tx() as tx:
+            rows = tx.conn.execute(
+                f"SELECT id, host_id, not_before FROM urls WHERE state = {_L}"
+                " AND lease_expires < ? ORDER BY lease_expires LIMIT ?",
+                (now, limit),
+            ).fetchall()
+            self._requeue(tx, rows)
+            return len(rows)
+
+    def release_all_leases(self) -> int:
+        with self._tx() as tx:
+            rows = tx.conn.execute(
+                f"SELECT id, host_id, not_before FROM urls WHERE state = {_L}"
+            ).fetchall()
+            self._requeue(tx, rows)
+            return len(rows)
+
+    def _requeue(self, tx: _Tx, rows: list[tuple[int, int, float]]) -> None:
+        tx.conn.executemany(
+            f"UPDATE urls SET state = {_Q}, lease_expires = NULL WHERE id = ?",
+            [(r[0],) for r in rows],
+        )
+        for _, host_id, not_before in rows:
+            self._host_id(tx, host_id).push(not_before)
+        tx.totals["leased"] -= len(rows)
+        tx.totals["queued"] += len(rows)
+
+    def counts(self) -> FrontierCounts:
+        (hosts_queued,) = self._read("SELECT count(*) FROM hosts WHERE queued > 0", ())[0]
+        t = self._totals
+        return FrontierCounts(
+            queued=t["queued"],
+            leased=t["leased"],
+            done=t["done"],
+            failed=t["failed"],
+            seen=t["seen"],
+            hosts_queued=hosts_queued,
+            shed={r: self._shed.get(r, 0) for r in SHED_REASONS},
+        )
+
+    def get_meta(self, key: str) -> str | None:
+        with self._tx() as tx:
+            return self._meta(tx.conn, key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._tx() as tx:
+            tx.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- helpers -----------------------------------------------------------------------
+
+    @staticmethod
+    def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        if self._conn is None:
+            raise StoreError("frontier store is closed")
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"frontier store failed: {exc}") from exc

@@ -1,0 +1,260 @@
+"""Link extraction and page-level directives of one HTML page (pure; runs in workers).
+
+Contract of ``parse_page(url, body, ...)``:
+
+- Decodes ``body`` (see ``headway.parse.charset``) and parses it with lexbor the way a
+  browser with scripting enabled builds its tree: markup inside ``<script>``, comments and
+  ``<noscript>`` is not markup, so a ``<base>``, meta robots or meta refresh hidden there
+  has no effect. Links written inside ``<noscript>`` (``<a>``/``<area>`` only) are still
+  collected, in place, since a crawler without JavaScript is exactly who they are for.
+- ``links``: the canonical (``headway.urls.canonical``) absolute http(s) URLs of every
+  ``<a href>`` and ``<area href>`` and of the meta refresh target, resolved against the
+  effective base, deduplicated, in document order, at most ``max_links``; empty when the
+  page says nofollow (meta robots or ``X-Robots-Tag``). Hrefs that do not canonicalize
+  (``javascript:``, ``mailto:``, invalid) are dropped; so are hrefs longer than
+  ``MAX_HREF_CHARS``. At most ``HREF_SCAN_FACTOR * max_links`` hrefs are examined.
+- ``nofollow_skipped``: distinct canonical URLs not followed because every link to them
+  has ``rel=nofollow``, or, under page-level nofollow, every URL that would have been.
+- ``meta_refresh``: the canonical refresh target, reported even under page-level nofollow
+  (it is then counted in ``nofollow_skipped`` rather than listed in ``links``).
+- ``hrefs_seen``: ``<a>``/``<area>`` href attributes seen, before any filtering.
+- Never raises: bad bytes, bad markup or an empty body give a (possibly empty) result;
+  header directives and the charset are reported even then.
+
+``parse_task(ParseTask)`` is the same call packed as one picklable value, for a process
+pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from headway.parse.charset import decode_body, detect_charset
+from headway.parse.directives import (
+    RobotsDirectives,
+    refresh_url,
+    robots_content,
+)
+from headway.parse.directives import x_robots_tag as x_robots_tag_directives
+from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize, canonicalize_many
+
+__all__ = ["ParseTask", "ParsedPage", "is_html", "parse_page", "parse_task", "parse_tree"]
+
+logger = logging.getLogger(__name__)
+
+#: Longer hrefs are dropped: no crawler or server handles such URLs usefully.
+MAX_HREF_CHARS = 8192
+#: Raw hrefs examined per page, as a multiple of ``max_links`` (bounds CPU per page).
+HREF_SCAN_FACTOR = 4
+#: Titles are cut to this many characters.
+MAX_TITLE_CHARS = 1024
+#: How much of a body ``is_html`` sniffs when there is no Content-Type.
+SNIFF_BYTES = 1024
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_SELECTOR = "a[href], area[href], base[href], meta[content], title, noscript"
+_LINK_SELECTOR = "a[href], area[href]"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPage:
+    """What the crawl needs from one page (see the module contract)."""
+
+    links: tuple[str, ...]
+    nofollow_skipped: int
+    noindex: bool
+    nofollow: bool
+    meta_refresh: str | None
+    base_href: str | None
+    charset: str
+    title: str | None
+    hrefs_seen: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParseTask:
+    """Arguments of one ``parse_page`` call, picklable, for a process pool.
+
+    ``sleep_seconds`` is a test hook only: ``parse_task`` sleeps that long before parsing,
+    so flow-control tests can make the parse stage the slow one.
+    """
+
+    url: str
+    body: bytes
+    content_type: str | None = None
+    x_robots_tag: str | None = None
+    robots_token: str = "headway"
+    options: CanonOptions = DEFAULT_OPTIONS
+    max_links: int = 10_000
+    sleep_seconds: float = 0.0
+
+
+def parse_task(args: ParseTask) -> ParsedPage:
+    """``parse_page`` over a ``ParseTask``; a top-level function for process pools."""
+    if args.sleep_seconds > 0:
+        time.sleep(args.sleep_seconds)  # test hook, see ParseTask
+    return parse_page(
+        args.url,
+        args.body,
+        content_type=args.content_type,
+        x_robots_tag=args.x_robots_tag,
+        robots_token=args.robots_token,
+        options=args.options,
+        max_links=args.max_links,
+    )
+
+
+def is_html(content_type: str | None, body_head: bytes) -> bool:
+    """True for an HTML or XHTML media type; without one, sniff the first 1 KiB."""
+    if content_type and content_type.strip():
+        media = content_type.split(";", 1)[0].strip().lower()
+        return media in _HTML_TYPES
+    head = body_head[:SNIFF_BYTES].lower()
+    return b"<!doctype html" in head or b"<html" in head
+
+
+def parse_tree(text: str) -> LexborHTMLParser:
+    """The document tree ``parse_page`` reads: lexbor, as a browser with scripting on."""
+    return LexborHTMLParser(text, scripting=True)
+
+
+def _canonicalize_all(base: str, hrefs: list[str], options: CanonOptions) -> list[str]:
+    if base:
+        return canonicalize_many(base, hrefs, options)
+    # No page URL (only in tests and tools): absolute hrefs still count.
+    found = (canonicalize(href, None, options) for href in hrefs)
+    return list(dict.fromkeys(canon for canon in found if canon is not None))
+
+
+def _has_nofollow(rel: str | None) -> bool:
+    return rel is not None and "nofollow" in rel.lower().split()
+
+
+def _noscript_hrefs(node: LexborNode) -> list[tuple[str, bool]]:
+    markup = node.text(deep=True)
+    if "href" not in markup:
+        return []
+    fragment = LexborHTMLParser(markup, is_fragment=True, scripting=True)
+    return [
+        (attributes.get("href") or "", _has_nofollow(attributes.get("rel")))
+        for attributes in (link.attributes for link in fragment.css(_LINK_SELECTOR))
+    ]
+
+
+@dataclass(slots=True)
+class _Scan:
+    """What one walk over the tree collected, before any URL work."""
+
+    hrefs: list[tuple[str, bool]]
+    robots: RobotsDirectives
+    base: str | None = None
+    refresh: str | None = None
+    title: str | None = None
+
+
+def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan:
+    scan = _Scan(hrefs=[], robots=robots)
+    hrefs = scan.hrefs
+    for node in tree.css(_SELECTOR):
+        tag = node.tag
+        attrs = node.attributes  # one dict per node: cheaper than two look-ups
+        if tag == "a" or tag == "area":
+            hrefs.append((attrs.get("href") or "", _has_nofollow(attrs.get("rel"))))
+        elif tag == "meta":
+            content = attrs.get("content") or ""
+            name = attrs.get("name")
+            if name is not None and name.strip().lower() in ("robots", token):
+                scan.robots = scan.robots.merge(robots_content(content))
+            equiv = attrs.get("http-equiv")
+            if scan.refresh is None and equiv is not None and equiv.strip().lower() == "refresh":
+                scan.refresh = refresh_url(content)
+                if scan.refresh is not None:
+                    hrefs.append((scan.refresh, False))
+        elif tag == "base":
+            if scan.base is None:
+                scan.base = attrs.get("href") or ""
+        elif tag == "title":
+            if scan.title is None:
+                scan.title = " ".join(node.text(deep=True).split())[:MAX_TITLE_CHARS] or None
+        elif tag == "noscript":
+            hrefs.extend(_noscript_hrefs(node))
+    return scan
+
+
+def _empty(charset: str, robots: RobotsDirectives) -> ParsedPage:
+    return ParsedPage(
+        links=(),
+        nofollow_skipped=0,
+        noindex=robots.noindex,
+        nofollow=robots.nofollow,
+        meta_refresh=None,
+        base_href=None,
+        charset=charset,
+        title=None,
+        hrefs_seen=0,
+    )
+
+
+def _parse(
+    url: str,
+    body: bytes,
+    content_type: str | None,
+    header: RobotsDirectives,
+    robots_token: str,
+    options: CanonOptions,
+    max_links: int,
+) -> ParsedPage:
+    charset = detect_charset(content_type, body)
+    text = decode_body(body, charset)
+    if not text or text.isspace():  # isspace stops at the first visible character
+        return _empty(charset, header)
+    tree = parse_tree(text)
+    scan = _scan(tree, header, robots_token.strip().lower())
+
+    base_href = canonicalize(scan.base, url or None, options) if scan.base is not None else None
+    base = base_href or url
+    refresh = canonicalize(scan.refresh, base or None, options) if scan.refresh else None
+
+    hrefs_seen = len(scan.hrefs) - (1 if scan.refresh is not None else 0)
+    scanned = scan.hrefs[: max(0, max_links) * HREF_SCAN_FACTOR]
+    follow = [h for h, nofollow in scanned if not nofollow and len(h) <= MAX_HREF_CHARS]
+    followed = _canonicalize_all(base, follow, options)
+    unfollowed = [h for h, nofollow in scanned if nofollow and len(h) <= MAX_HREF_CHARS]
+    skipped = set(_canonicalize_all(base, unfollowed, options)).difference(followed)
+    if scan.robots.nofollow:
+        skipped.update(followed)
+        followed = []
+    return ParsedPage(
+        links=tuple(followed[: max(0, max_links)]),
+        nofollow_skipped=len(skipped),
+        noindex=scan.robots.noindex,
+        nofollow=scan.robots.nofollow,
+        meta_refresh=refresh,
+        base_href=base_href,
+        charset=charset,
+        title=scan.title,
+        hrefs_seen=hrefs_seen,
+    )
+
+
+def parse_page(
+    url: str,
+    body: bytes,
+    *,
+    content_type: str | None = None,
+    x_robots_tag: str | None = None,
+    robots_token: str = "headway",
+    options: CanonOptions = DEFAULT_OPTIONS,
+    max_links: int = 10_000,
+) -> ParsedPage:
+    """Links and page-level directives of one HTML page; never raises."""
+    header = x_robots_tag_directives(x_robots_tag, robots_token)
+    try:
+        return _parse(url, body, content_type, header, robots_token, options, max_links)
+    except Exception:  # the contract is "never raises": a page must not kill a worker
+        logger.warning("parse failed for %s", url, exc_info=True)
+        return _empty("utf-8", header)

@@ -1,0 +1,55 @@
+"""Admission: the gate every discovered link, redirect target and seed passes before the
+frontier. Links arrive already canonical (canonicalized in the parser processes); here
+scope, opt-out, depth, length and redirect-chain rules apply, then fingerprints and
+priorities are attached. The seen filter and host budgets are applied by the frontier
+in the same batch call."""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+
+from headway.frontier.store import UrlEntry
+from headway.policy.priority import priority_for
+from headway.urls.canonical import host_key
+from headway.urls.fingerprint import fingerprint
+from headway.urls.scope import Scope
+
+
+class Admission:
+    def __init__(self, scope: Scope, *, max_redirects: int = 5,
+                 redirect_memory: int = 100_000) -> None:
+        self.scope = scope
+        self.max_redirects = max_redirects
+        self.rejected: Counter[str] = Counter()
+        # redirect hops per target fingerprint: bounded, in memory (a chain cut short by a
+        # restart only gets a fresh count, and the seen filter still stops loops).
+        self._hops: OrderedDict[int, int] = OrderedDict()
+        self._hops_max = redirect_memory
+
+    def admit(self, urls: Iterable[str], depth: int, via: str | None) -> list[UrlEntry]:
+        """Entries for the URLs that pass scope; rejections are counted by reason."""
+        out: list[UrlEntry] = []
+        check = self.scope.check
+        prio = priority_for(depth)
+        for url in urls:
+            reason = check(url, depth)
+            if reason is not None:
+                self.rejected[reason] += 1
+                continue
+            out.append(UrlEntry(url=url, host=host_key(url), depth=depth, priority=prio,
+                                fp=fingerprint(url), via=via))
+        return out
+
+    def admit_redirect(self, target: str, source: str, depth: int) -> list[UrlEntry]:
+        """Admit a redirect target; a chain longer than ``max_redirects`` is cut."""
+        hops = self._hops.pop(fingerprint(source), 0) + 1
+        if hops > self.max_redirects:
+            self.rejected["redirect-chain"] += 1
+            return []
+        entries = self.admit([target], depth, source)
+        for e in entries:
+            self._hops[e.fp] = hops
+            if len(self._hops) > self._hops_max:
+                self._hops.popitem(last=False)
+        return entries

@@ -1,0 +1,540 @@
+"""The node: one crawl process wiring every stage with bounded queues.
+
+    slots (fetch, pull jobs from the scheduler)
+      -> parse stage (bounded) -> parser processes
+      -> store stage (bounded) -> WARC + CDXJ + crawl log (store thread)
+      -> settle stage (bounded) -> frontier.complete() batches (frontier thread)
+
+A slot starts no new fetch while the parse or store stage is full, so the slowest stage
+sets the pace. A URL is settled in the frontier only after its WARC record is flushed, so a
+``kill -9`` anywhere loses nothing: unsettled URLs are still leased and are put back in
+the queue at the next start (fetched at most twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import random
+import resource
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from headway import __version__
+from headway.errors import CrawlDirError
+from headway.fetch.client import FetchConfig, Fetcher
+from headway.fetch.resolver import load_hosts_file, parse_resolve_rules
+from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.store import (
+    Completion,
+    FrontierCounts,
+    FrontierLimits,
+    LeasedUrl,
+    Settle,
+)
+from headway.parse.page import ParseTask, is_html
+from headway.policy.outcome import Outcome
+from headway.policy.politeness import HostLimitParams
+from headway.policy.retry import RETRYABLE, RetryParams, retry_delay
+from headway.policy.retry_after import parse_retry_after
+from headway.policy.robots import RobotsCache, product_token, robots_from_response
+from headway.runtime.admission import Admission
+from headway.runtime.crawldir import CrawlDir, CrawlPaths
+from headway.runtime.metrics import Counters, MetricsFile, PrometheusExporter, Snapshot
+from headway.runtime.parsepool import ParsePool
+from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
+from headway.runtime.stage import Stage
+from headway.runtime.storewriter import StoreWriter
+from headway.runtime.work import PageWork, SettleItem
+from headway.runtime.worker import ThreadWorker
+from headway.settings import Settings
+from headway.urls.canonical import CanonOptions, DEFAULT_TRACKING_PARAMS, canonicalize
+from headway.urls.scope import OptOut, Scope, ScopeMode
+
+log = logging.getLogger(__name__)
+
+_DONE_OUTCOMES = frozenset({Outcome.OK, Outcome.NOT_MODIFIED, Outcome.CLIENT_ERROR,
+                            Outcome.REDIRECT})
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlSummary:
+    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted
+    resumed: bool
+    seconds: float
+    cpu_seconds: float  # this process plus its parser processes
+    fetches: int
+    requests: int
+    bytes: int
+    outcomes: dict[str, int]
+    frontier: FrontierCounts
+    seeds_added: int
+    revisits: int
+    warc_files: int
+    admission_rejected: dict[str, int]
+    peak_rss_mib: float
+
+
+def canon_options(settings: Settings) -> CanonOptions:
+    extra = frozenset(p.lower() for p in settings.canon.strip_params)
+    return CanonOptions(strip_params=DEFAULT_TRACKING_PARAMS | extra,
+                        sort_query=settings.canon.sort_query)
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+class Node:
+    def __init__(self, settings: Settings, seeds: Sequence[str], *,
+                 optout: OptOut | None = None,
+                 on_snapshot: Callable[[Snapshot], None] | None = None) -> None:
+        self.settings = settings
+        self.seeds = list(seeds)
+        self.optout = optout
+        self.on_snapshot = on_snapshot
+        self.canon = canon_options(settings)
+        sc = settings.scope
+        self.scope = Scope.for_seeds(
+            self.seeds, mode=ScopeMode(sc.scope), include=sc.include, exclude=sc.exclude,
+            max_depth=sc.max_depth, max_url_length=sc.max_url_length, optout=optout)
+        self.admission = Admission(self.scope)
+        self.counters = Counters()
+        self.token = product_token(settings.identity.user_agent)
+        self._stop_reason: str | None = None
+        self._stopped = asyncio.Event()
+        self._pipeline = 0  # page jobs leased and not yet settled in the frontier
+        self._robots_in_flight = 0
+        self._page_jobs = 0
+        self._started = time.monotonic()
+        self._rate_mark = (time.monotonic(), 0, 0)
+        self._rates = (0.0, 0.0)
+        self._counts: FrontierCounts | None = None
+        self._paused_for_quota = False
+        self.last_snapshot: Snapshot = {}
+
+    # -- control -----------------------------------------------------------------------
+    def request_stop(self, reason: str) -> None:
+        if self._stop_reason is None:
+            self._stop_reason = reason
+            log.info("stopping: %s", reason)
+        self._stopped.set()
+
+    def resume_quota(self) -> None:
+        """Operator resume after a quota pause (SIGUSR1 or a 'resume' file)."""
+        if self._paused_for_quota:
+            self._paused_for_quota = False
+            self.scheduler.paused_until = 0.0
+            self.scheduler.wake()
+            log.warning("resumed after quota pause")
+
+    # -- run ---------------------------------------------------------------------------
+    async def run(self) -> CrawlSummary:
+        crawldir = CrawlDir(self.settings.crawl.out)
+        paths = crawldir.open()
+        try:
+            return await self._run(paths, crawldir.resumed)
+        finally:
+            crawldir.close()
+
+    async def _run(self, paths: CrawlPaths, resumed: bool) -> CrawlSummary:
+        s = self.settings
+        self.fw = ThreadWorker("frontier")
+        self.store = StoreWriter(paths, s)
+        await self.store.open()
+        limits = FrontierLimits(host_budget=s.frontier.host_budget,
+                                max_queued=s.frontier.max_queued,
+                                bloom_capacity=s.frontier.bloom_capacity)
+        try:
+            self.frontier = await self.fw.call(SqliteFrontier, paths.frontier, limits)
+        except Exception as exc:
+            await self.store.close()
+            raise CrawlDirError(f"cannot open the frontier {paths.frontier}: {exc}") from exc
+        released = await self.fw.call(self.frontier.release_all_leases)
+        if released:
+            log.info("resuming: %d URLs in flight at the last stop were put back", released)
+        seed_entries = self.admission.admit(self.seeds, 0, None)
+        added = await self.fw.call(self.frontier.add, seed_entries, time.time())
+        self.seeds_added = added.added
+        lease_seconds = s.fetch.total_timeout + s.frontier.lease_margin
+        self.scheduler = Scheduler(
+            self.frontier, self.fw,
+            limits=HostLimitParams(min_gap=s.politeness.delay, ceiling=s.politeness.max_per_host,
+                                   backoff_max=s.politeness.backoff_max,
+                                   park_seconds=s.politeness.park_seconds),
+            robots=RobotsCache(), robots_ttl=s.politeness.robots_ttl,
+            crawl_delay_max=s.politeness.crawl_delay_max, lease_seconds=lease_seconds,
+            optout=self.optout, on_skip=self._on_skip)
+        self._page_budget: float
+        if s.crawl.max_pages:
+            done = await self.fw.call(self.frontier.counts)
+            self._page_budget = max(0, s.crawl.max_pages - (done.done + done.failed))
+        else:
+            self._page_budget = math.inf
+        self.parse_stage: Stage[PageWork] = Stage("parse-queue", s.runtime.parse_queue)
+        self.store_stage: Stage[PageWork] = Stage("store", s.runtime.store_queue)
+        self.settle_stage: Stage[SettleItem] = Stage("settle", s.runtime.settle_batch * 4)
+        self.pool = ParsePool(s.parsers, s.parsers * 2)
+        await asyncio.get_running_loop().run_in_executor(None, self.pool.warm_up)
+        self.metrics_file = MetricsFile(paths.metrics)
+        self.exporter: PrometheusExporter | None = None
+        if s.runtime.metrics_port:
+            self.exporter = PrometheusExporter()
+            self.exporter.start(s.runtime.metrics_port)
+        self.paths = paths
+        self._started = time.monotonic()
+        cpu0 = _cpu_seconds()
+        try:
+            async with Fetcher(self._fetch_config()) as fetcher:
+                self.fetcher = fetcher
+                await self._pipeline_run()
+        finally:
+            await self._shutdown()
+        counts = await self._final_counts()
+        self.fw.shutdown()
+        return CrawlSummary(
+            stopped_by=self._stop_reason or "finished", resumed=resumed,
+            seconds=time.monotonic() - self._started, cpu_seconds=_cpu_seconds() - cpu0,
+            fetches=self.counters.fetches, requests=self.counters.requests,
+            bytes=self.counters.bytes, outcomes=dict(self.counters.outcomes),
+            frontier=counts, seeds_added=self.seeds_added, revisits=self.store.revisits,
+            warc_files=self.store.files, admission_rejected=dict(self.admission.rejected),
+            peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+    def _fetch_config(self) -> FetchConfig:
+        f = self.settings.fetch
+        resolve = parse_resolve_rules(f.resolve)
+        if f.hosts_file is not None:
+            resolve = {**load_hosts_file(f.hosts_file), **resolve}
+        return FetchConfig(
+            user_agent=self.settings.identity.user_agent, connect_timeout=f.connect_timeout,
+            read_timeout=f.read_timeout, total_timeout=f.total_timeout, max_body=f.max_body,
+            max_decoded=f.max_decoded, max_connections=f.concurrency,
+            allow_loopback=f.allow_loopback, allow_private=f.allow_private, resolve=resolve,
+            dns_ttl=f.dns_ttl, proxy=f.proxy)
+
+    async def _pipeline_run(self) -> None:
+        s = self.settings
+        async with asyncio.TaskGroup() as tg:
+            slots = [tg.create_task(self._slot()) for _ in range(s.fetch.concurrency)]
+            helpers = [tg.create_task(self._parse_dispatch()) for _ in range(s.parsers * 2)]
+            helpers.append(tg.create_task(self._store_loop()))
+            helpers.append(tg.create_task(self._settle_loop()))
+            helpers.append(tg.create_task(self._monitor()))
+            await self._stopped.wait()
+            self.scheduler.stopping = True
+            self.scheduler.wake()
+            if self._stop_reason == "interrupted":
+                for t in slots:
+                    t.cancel()
+            else:
+                await asyncio.gather(*slots, return_exceptions=True)
+            # drain what was fetched: parse -> store -> settle
+            deadline = time.monotonic() + (15.0 if self._stop_reason == "interrupted" else 3600)
+            while self._pipeline_busy() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            for t in helpers:
+                t.cancel()
+
+    def _pipeline_busy(self) -> bool:
+        return bool(len(self.parse_stage) or len(self.store_stage) or len(self.settle_stage)
+                    or self.pool.statistics().depth or self._settling)
+
+    async def _shutdown(self) -> None:
+        held = self.scheduler.release_held() if hasattr(self, "scheduler") else []
+        del held  # their leases are released with all others below
+        if hasattr(self, "frontier"):
+            await self.fw.call(self.frontier.release_all_leases)
+        if hasattr(self, "pool"):
+            await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
+        await self.store.close()
+        if hasattr(self, "metrics_file"):
+            self.metrics_file.write(self._snapshot())
+            self.metrics_file.close()
+        if getattr(self, "exporter", None) is not None:
+            assert self.exporter is not None
+            self.exporter.close()
+
+    async def _final_counts(self) -> FrontierCounts:
+        counts = await self.fw.call(self.frontier.counts)
+        await self.fw.call(self.frontier.close)
+        return counts
+
+    # -- stages ------------------------------------------------------------------------
+    async def _slot(self) -> None:
+        while not self.scheduler.stopping:
+            await self.parse_stage.wait_room()
+            await self.store_stage.wait_room()
+            if self._page_jobs >= self._page_budget:
+                return
+            job = await self.scheduler.next_job()
+            if job is None:
+                return
+            if isinstance(job, RobotsJob):
+                self._robots_in_flight += 1
+                try:
+                    await self._run_robots(job)
+                finally:
+                    self._robots_in_flight -= 1
+                continue
+            self._page_jobs += 1
+            self._pipeline += 1
+            handed = False
+            try:
+                handed = await self._run_page(job)
+            finally:
+                if not handed:
+                    self._pipeline -= 1
+
+    async def _run_robots(self, job: RobotsJob) -> None:
+        res, _final = await self.fetcher.fetch_robots(job.url)
+        now = time.time()
+        self.counters.requests += 1
+        self.counters.robots_fetches += 1
+        self.counters.bytes += len(res.raw_body)
+        rules = robots_from_response(
+            status=res.status, body=res.body if res.status is not None else None,
+            user_agent=self.settings.identity.user_agent, now=now,
+            ttl=self.settings.politeness.robots_ttl,
+            previous=self.scheduler.robots.previous(job.host))
+        self.scheduler.on_robots_done(job.host, rules, now, res.outcome, res.duration)
+        await self.store_stage.put(PageWork(url=job.url, depth=0, lease=None, result=res,
+                                            note=f"robots.txt {rules.kind.value}"))
+
+    async def _run_page(self, job: PageJob) -> bool:
+        lease = job.lease
+        if self.optout is not None and self.optout.blocks(lease.host):  # checked again
+            await self._on_skip(lease, "opted-out", None)
+            return False
+        res = await self.fetcher.fetch(lease.url)
+        now = time.time()
+        retry_after = None
+        if res.status in (429, 503):
+            retry_after = parse_retry_after(res.header("Retry-After"), now)
+        self.scheduler.on_fetch_done(lease.host, now, res.outcome, latency=res.duration,
+                                     retry_after=retry_after)
+        c = self.counters
+        c.fetches += 1
+        c.requests += 1
+        c.retries += int(job.retry)
+        c.bytes += len(res.raw_body)
+        c.outcomes[res.outcome.value] += 1
+        quota = self.settings.fetch.quota_status
+        if quota and res.status == quota:
+            self._pause_for_quota(lease.url)
+        work = PageWork(url=lease.url, depth=lease.depth, lease=lease, result=res,
+                        retry_after=retry_after)
+        ctype = res.header("Content-Type")
+        if res.outcome is Outcome.OK and is_html(ctype, res.body[:1024]):
+            await self.parse_stage.put(work)
+        else:
+            if (res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip"):
+                work.store_body = False
+                work.note = "non-html-skipped"
+            await self.store_stage.put(work)
+        return True
+
+    def _pause_for_quota(self, url: str) -> None:
+        if not self._paused_for_quota:
+            self._paused_for_quota = True
+            self.scheduler.paused_until = math.inf
+            log.error("quota exhausted (status %d on %s): all fetching paused; send SIGUSR1 "
+                      "or create %s/resume to continue", self.settings.fetch.quota_status,
+                      url, self.paths.root)
+
+    async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
+        self.counters.skipped += 1
+        self._pipeline += 1
+        await self.store_stage.put(PageWork(url=lease.url, depth=lease.depth, lease=lease,
+                                            result=None, note=note, requeue_at=requeue_at))
+
+    async def _parse_dispatch(self) -> None:
+        s = self.settings
+        while True:
+            work = await self.parse_stage.get()
+            res = work.result
+            assert res is not None
+            task = ParseTask(url=res.url, body=res.body, content_type=res.header("Content-Type"),
+                             x_robots_tag=res.header("X-Robots-Tag"), robots_token=self.token,
+                             options=self.canon, sleep_seconds=s.runtime.parse_sleep)
+            out = await self.pool.parse(task)
+            if isinstance(out, str):
+                work.parse_error = out
+                self.counters.parse_errors += 1
+            else:
+                work.parsed = out
+            await self.store_stage.put(work)
+
+    def _decide(self, work: PageWork, now: float) -> None:
+        """Settle decision and discovered links for one item (runs on the event loop)."""
+        lease = work.lease
+        if lease is None:
+            return
+        res = work.result
+        if res is None:
+            if work.requeue_at is not None:
+                work.completion = Completion(lease.id, Settle.RETRY, work.requeue_at)
+            else:
+                work.completion = Completion(lease.id, Settle.FAILED)
+            return
+        outcome = res.outcome
+        if self._paused_for_quota and res.status == self.settings.fetch.quota_status:
+            work.completion = Completion(lease.id, Settle.RETRY, now)
+            work.note = "quota-exhausted"
+            return
+        if outcome in RETRYABLE:
+            r = self.settings.retry
+            delay = retry_delay(outcome, lease.attempts + 1,
+                                RetryParams(budget=r.retry_budget, base=r.retry_base,
+                                            cap=r.retry_cap),
+                                random.random(), work.retry_after)
+            if delay is not None:
+                work.completion = Completion(lease.id, Settle.RETRY, now + delay)
+                work.note = f"retry in {delay:.1f}s"
+            else:
+                work.completion = Completion(lease.id, Settle.FAILED)
+                work.note = "retries exhausted" if lease.attempts else None
+            return
+        settle = Settle.DONE if outcome in _DONE_OUTCOMES else Settle.FAILED
+        work.completion = Completion(lease.id, settle)
+        if work.parsed is not None and work.parsed.links:
+            work.discovered = self.admission.admit(work.parsed.links, lease.depth + 1, lease.url)
+        if outcome is Outcome.REDIRECT:
+            location = res.header("Location")
+            target = canonicalize(location, lease.url, self.canon) if location else None
+            if target is None:
+                work.note = f"bad redirect location {location!r}"
+            else:
+                work.note = f"redirect -> {target}"
+                work.discovered = self.admission.admit_redirect(target, lease.url, lease.depth)
+
+    async def _store_loop(self) -> None:
+        while True:
+            batch = await self.store_stage.get_batch(64)
+            now = time.time()
+            for work in batch:
+                self._decide(work, now)
+            await self.store.write(batch)
+            for work in batch:
+                if work.lease is None:
+                    continue
+                await self.settle_stage.put(SettleItem(work.completion, tuple(work.discovered),
+                                                       counted=True))
+
+    _settling = False
+
+    async def _settle_loop(self) -> None:
+        size = self.settings.runtime.settle_batch
+        while True:
+            items = await self.settle_stage.get_batch(size, linger=0.005)
+            self._settling = True
+            try:
+                completions = [i.completion for i in items if i.completion is not None]
+                discovered = [e for i in items for e in i.discovered]
+                result = await self.fw.call(self.frontier.complete, completions, discovered,
+                                            time.time())
+                c = self.counters
+                c.admitted += result.added
+                c.duplicates += result.duplicates
+                c.shed.update(result.shed)
+                self._pipeline -= sum(1 for i in items if i.counted)
+            finally:
+                self._settling = False
+            if result.added:
+                self.scheduler.wake()
+
+    async def _monitor(self) -> None:
+        s = self.settings
+        last_metrics = 0.0
+        resume_file = self.paths.root / "resume"
+        while True:
+            await asyncio.sleep(0.25)
+            self._counts = await self.fw.call(self.frontier.counts)
+            snap = self._snapshot()
+            self.last_snapshot = snap
+            if self.on_snapshot is not None:
+                self.on_snapshot(snap)
+            if self.exporter is not None:
+                self.exporter.update(snap)
+            mono = time.monotonic()
+            if mono - last_metrics >= s.runtime.metrics_interval:
+                last_metrics = mono
+                self.metrics_file.write(snap)
+            if self._paused_for_quota and resume_file.exists():
+                resume_file.unlink(missing_ok=True)
+                self.resume_quota()
+            self._check_end(mono)
+
+    def _check_end(self, mono: float) -> None:
+        s = self.settings.crawl
+        if s.max_duration and mono - self._started >= s.max_duration:
+            self.request_stop("max-duration")
+        elif s.max_bytes and self.counters.bytes >= s.max_bytes:
+            self.request_stop("max-bytes")
+        idle = (self._pipeline == 0 and self._robots_in_flight == 0
+                and self.scheduler.held() == 0 and not self._pipeline_busy())
+        if not idle or self._counts is None:
+            return
+        if self._page_jobs >= self._page_budget:
+            self.request_stop("max-pages")
+        elif self._counts.queued == 0 and self._counts.leased == 0:
+            self.request_stop("finished")
+
+    # -- metrics -----------------------------------------------------------------------
+    def _snapshot(self) -> Snapshot:
+        c = self.counters
+        mono = time.monotonic()
+        t0, f0, b0 = self._rate_mark
+        if mono - t0 >= 1.0:
+            self._rates = ((c.fetches - f0) / (mono - t0), (c.bytes - b0) / (mono - t0))
+            self._rate_mark = (mono, c.fetches, c.bytes)
+        stages = [self.parse_stage.statistics(), self.pool.statistics(),
+                  self.store_stage.statistics(), self.settle_stage.statistics()]
+        hosts = self.scheduler.host_statistics()
+        throttled = sorted(hosts.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:20]
+        counts = self._counts
+        fstats = self.fetcher.statistics() if hasattr(self, "fetcher") else None
+        return {
+            "time": time.time(),
+            "elapsed": mono - self._started,
+            "fetches": c.fetches, "requests": c.requests, "bytes": c.bytes,
+            "retries": c.retries, "robots_fetches": c.robots_fetches,
+            "retry_ratio": c.retries / c.requests if c.requests else 0.0,
+            "errors": c.errors, "outcomes": dict(c.outcomes),
+            "pages_per_second": self._rates[0], "bytes_per_second": self._rates[1],
+            "in_flight": fstats.in_flight if fstats else 0,
+            "pipeline": self._pipeline,
+            "stages": [
+                {"name": st.name, "depth": st.depth, "capacity": st.capacity,
+                 "oldest_age": round(st.oldest_age, 3), "blocked_puts": st.blocked_puts}
+                for st in stages
+            ],
+            "admission_rejected": dict(self.admission.rejected),
+            "shed": dict(counts.shed) if counts else dict(c.shed),
+            "frontier": {
+                "queued": counts.queued, "leased": counts.leased, "done": counts.done,
+                "failed": counts.failed, "seen": counts.seen,
+                "hosts_queued": counts.hosts_queued,
+            } if counts else {},
+            "hosts": {"known": len(hosts), "active": sum(1 for h in hosts.values()
+                                                         if h.in_flight),
+                      "ready": self.scheduler.hosts_ready(),
+                      "parked": len(self.scheduler.parked) + sum(
+                          1 for h in hosts.values() if h.parked_until > time.time())},
+            "throttled_hosts": [
+                {"host": h, "in_flight": st.in_flight, "limit": round(st.limit, 3),
+                 "gap": round(st.gap, 3), "retry_ratio": round(st.retry_ratio, 3),
+                 "health": round(st.health, 3)}
+                for h, st in throttled
+            ],
+            "paused": self._paused_for_quota,
+            "software": f"headway/{__version__}",
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.last_snapshot

@@ -1,0 +1,83 @@
+"""Parser processes: pages cross the process boundary once, links come back canonical.
+
+The pool is bounded by a gate of ``capacity`` pages (waiting or being parsed); the node
+starts no new fetch while the gate is full, so a slow parser slows fetching instead of
+filling memory. A crashed worker process breaks the pool; it is rebuilt and the page is
+recorded as a parse error rather than lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from headway.parse.page import ParsedPage, ParseTask, parse_task
+from headway.runtime.stage import StageStats
+
+log = logging.getLogger(__name__)
+
+
+class ParsePool:
+    def __init__(self, workers: int, capacity: int) -> None:
+        self.workers = workers
+        self.capacity = capacity
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._pool = self._new_pool()
+        self._gate = asyncio.Semaphore(capacity)
+        self._waiting: dict[int, float] = {}
+        self._seq = 0
+        self._submitted = 0
+        self._blocked = 0
+        self.crashes = 0
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx)
+
+    def full(self) -> bool:
+        return len(self._waiting) >= self.capacity
+
+    async def wait_room(self) -> None:
+        while self.full():
+            await asyncio.sleep(0.01)
+
+    async def parse(self, task: ParseTask) -> ParsedPage | str:
+        """The parsed page, or an error message when the parser process failed."""
+        if self._gate.locked():
+            self._blocked += 1
+        async with self._gate:
+            self._seq += 1
+            key = self._seq
+            self._waiting[key] = time.monotonic()
+            self._submitted += 1
+            try:
+                loop = asyncio.get_running_loop()
+                return await loop.run_in_executor(self._pool, parse_task, task)
+            except BrokenProcessPool:
+                self.crashes += 1
+                log.warning("a parser process died; restarting the pool")
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = self._new_pool()
+                return "parser process died"
+            except Exception as exc:  # a bug in parsing must not stop the crawl
+                log.exception("parse failed for %s", task.url)
+                return f"parse error: {type(exc).__name__}: {exc}"
+            finally:
+                del self._waiting[key]
+
+    def statistics(self) -> StageStats:
+        oldest = time.monotonic() - min(self._waiting.values()) if self._waiting else 0.0
+        return StageStats("parse", len(self._waiting), self.capacity, oldest,
+                          self._submitted, self._blocked)
+
+    def warm_up(self) -> None:
+        """Start the worker processes now rather than on the first page."""
+        futures = [self._pool.submit(time.time) for _ in range(self.workers)]
+        for f in futures:
+            f.result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,231 @@
+"""The scheduler: hands the next polite job to a fetch slot that asks for one.
+
+Hosts wait in a heap ordered by the time the politeness policy lets them start a
+request (Mercator's back queues). A slot pulls; the scheduler pops the first ready host,
+asks its ``HostLimiter`` (the one politeness rule), makes sure its robots.txt is known
+(fetching it first, under the same politeness), leases one URL from the frontier and
+hands it over. Hosts at their concurrency limit leave the heap until a fetch finishes.
+Only this scheduler schedules the hosts of this crawl, so politeness needs no
+coordination between slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from headway.frontier.store import LeasedUrl
+from headway.policy.outcome import Outcome
+from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
+from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
+from headway.runtime.worker import ThreadWorker
+from headway.frontier.store import FrontierStore
+from headway.urls.scope import OptOut
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsJob:
+    host: str
+    url: str  # the robots.txt URL
+
+
+@dataclass(frozen=True, slots=True)
+class PageJob:
+    lease: LeasedUrl
+    retry: bool
+
+
+Job = RobotsJob | PageJob
+#: Called for a leased URL that is settled without a fetch: (lease, note, retry_at);
+#: retry_at None means the URL is finished (e.g. robots-disallowed), else it is requeued.
+SkipHook = Callable[[LeasedUrl, str, float | None], Awaitable[None]]
+
+
+class Scheduler:
+    def __init__(self, frontier: FrontierStore, worker: ThreadWorker, *,
+                 limits: HostLimitParams, robots: RobotsCache, robots_ttl: float,
+                 crawl_delay_max: float, lease_seconds: float, optout: OptOut | None,
+                 on_skip: SkipHook, refill_batch: int = 256) -> None:
+        self._frontier = frontier
+        self._worker = worker
+        self._params = limits
+        self.robots = robots
+        self.robots_ttl = robots_ttl
+        self._crawl_delay_max = crawl_delay_max
+        self._lease_seconds = lease_seconds
+        self._optout = optout
+        self._on_skip = on_skip
+        self._refill_batch = refill_batch
+        self._heap: list[tuple[float, int, str]] = []
+        self._seq = 0
+        self._in_heap: set[str] = set()
+        self._busy: set[str] = set()  # at their concurrency limit, or fetching robots.txt
+        self._held: dict[str, LeasedUrl] = {}  # leased while its host's robots.txt is fetched
+        self._limiters: dict[str, HostLimiter] = {}
+        self.parked: set[str] = set()
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._last_refill = 0.0
+        self.stopping = False
+        self.paused_until = 0.0  # global pause (quota exhausted)
+
+    # -- state -----------------------------------------------------------------------
+    def limiter(self, host: str) -> HostLimiter:
+        lim = self._limiters.get(host)
+        if lim is None:
+            lim = self._limiters[host] = HostLimiter(self._params)
+        return lim
+
+    def held(self) -> int:
+        return len(self._held)
+
+    def host_statistics(self) -> dict[str, HostLimitStats]:
+        return {h: lim.statistics() for h, lim in self._limiters.items()}
+
+    def hosts_active(self) -> int:
+        return sum(1 for lim in self._limiters.values() if lim.statistics().in_flight)
+
+    def hosts_ready(self) -> int:
+        now = time.time()
+        return sum(1 for t, _, _ in self._heap if t <= now)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _push(self, host: str, ready_at: float) -> None:
+        if host in self._in_heap:
+            return
+        if math.isinf(ready_at):
+            self._busy.add(host)
+            return
+        self._busy.discard(host)
+        self._seq += 1
+        heapq.heappush(self._heap, (ready_at, self._seq, host))
+        self._in_heap.add(host)
+
+    # -- pulling ---------------------------------------------------------------------
+    async def next_job(self) -> Job | None:
+        """The next job for the calling slot; None once the scheduler is stopping."""
+        while not self.stopping:
+            async with self._lock:
+                job = await self._next_ready(time.time())
+            if job is not None:
+                return job
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), self._idle_wait(time.time()))
+            except TimeoutError:
+                pass
+        return None
+
+    def _idle_wait(self, now: float) -> float:
+        wait = 0.25
+        if self._heap:
+            wait = min(wait, max(0.005, self._heap[0][0] - now))
+        if self.paused_until > now:
+            wait = max(wait, min(1.0, self.paused_until - now))
+        return wait
+
+    async def _refill(self, now: float) -> None:
+        exclude = frozenset(self._in_heap | self._busy)
+        hosts = await self._worker.call(self._frontier.ready_hosts, now, self._refill_batch,
+                                        exclude)
+        self._last_refill = now
+        for host, ready in hosts:
+            self._push(host, max(ready, self.limiter(host).ready_at()))
+
+    async def _next_ready(self, now: float) -> Job | None:
+        if self.paused_until > now:
+            return None
+        if (not self._heap or self._heap[0][0] > now) and now - self._last_refill > 0.05:
+            await self._refill(now)
+        while self._heap and self._heap[0][0] <= now and not self.stopping:
+            _, _, host = heapq.heappop(self._heap)
+            self._in_heap.discard(host)
+            job = await self._job_for(host, now)
+            if job is not None:
+                return job
+        return None
+
+    async def _job_for(self, host: str, now: float) -> Job | None:
+        lim = self.limiter(host)
+        if not lim.can_start(now):
+            self._push(host, lim.ready_at())
+            return None
+        if self._optout is not None and self._optout.blocks(host):
+            dropped = await self._worker.call(self._frontier.drop_host, host, "opted-out")
+            log.info("host %s is opted out: %d queued URLs dropped", host, dropped)
+            return None
+        known = self.robots.get(host, now)
+        if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
+            # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time.
+            held = self._held.pop(host, None)
+            if held is not None:
+                await self._on_skip(held, "robots-unavailable", known.expires_at)
+            self._push(host, known.expires_at)
+            return None
+        while True:
+            lease = self._held.pop(host, None)
+            if lease is None:
+                leased = await self._worker.call(self._frontier.lease, host, 1, now,
+                                                 self._lease_seconds)
+                if not leased:
+                    return None  # nothing ready; the frontier offers the host again later
+                lease = leased[0]
+            rules = self.robots.get(host, now)
+            if rules is None:
+                self._held[host] = lease
+                lim.on_start(now)
+                self._busy.add(host)
+                scheme = lease.url.split(":", 1)[0]
+                return RobotsJob(host, f"{scheme}://{host}/robots.txt")
+            if not rules.allowed(lease.url):
+                await self._on_skip(lease, "robots-disallowed", None)
+                continue
+            retry = lease.attempts > 0
+            lim.on_start(now, retry=retry)
+            self._push(host, lim.ready_at())
+            return PageJob(lease, retry)
+
+    # -- results ---------------------------------------------------------------------
+    def on_fetch_done(self, host: str, now: float, outcome: Outcome, *, latency: float,
+                      retry_after: float | None) -> float:
+        """Feed an outcome to the host's limiter; returns the host's next ready time."""
+        lim = self.limiter(host)
+        lim.on_finish(now, outcome, latency=latency, retry_after=retry_after)
+        ready = lim.ready_at()
+        if host in self._busy and host not in self._held:
+            self._push(host, ready)
+        self._wake.set()
+        return ready
+
+    def on_robots_done(self, host: str, rules: RobotsRules, now: float, outcome: Outcome,
+                       latency: float) -> None:
+        self.robots.put(host, rules)
+        delay, parked = clamp_crawl_delay(rules.crawl_delay, self._crawl_delay_max)
+        lim = self.limiter(host)
+        if parked:
+            # The site asks for more than we are willing to wait between requests: honour
+            # its full delay (never hammer it) and report the host as parked.
+            self.parked.add(host)
+            lim.crawl_delay = rules.crawl_delay
+        else:
+            self.parked.discard(host)
+            lim.crawl_delay = delay
+        lim.on_finish(now, outcome, latency=latency, retry_after=None)
+        self._busy.discard(host)
+        if host in self._held:
+            self._push(host, lim.ready_at())
+        self._wake.set()
+
+    def release_held(self) -> list[LeasedUrl]:
+        held = list(self._held.values())
+        self._held.clear()
+        return held

@@ -1,0 +1,114 @@
+"""The store stage's writer: WARC records, CDXJ lines and crawl-log lines for a batch of
+pages, on the store thread, flushed (fsync) before the batch's URLs are settled."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+
+from headway import __version__
+from headway.runtime.crawldir import CrawlPaths
+from headway.runtime.work import PageWork
+from headway.runtime.worker import ThreadWorker
+from headway.settings import Settings
+from headway.store.cdxj import CdxjWriter, load_digests
+from headway.store.crawllog import CrawlLog, CrawlLogEntry
+from headway.store.recovery import recover_store
+from headway.store.warc import WarcWriter
+
+log = logging.getLogger(__name__)
+
+
+class StoreWriter:
+    def __init__(self, paths: CrawlPaths, settings: Settings) -> None:
+        self._paths = paths
+        self._settings = settings
+        self._worker = ThreadWorker("store")
+        self._warc: WarcWriter | None = None
+        self._cdxj: CdxjWriter | None = None
+        self._log: CrawlLog | None = None
+
+    async def open(self) -> None:
+        await self._worker.call(self._open)
+
+    def _open(self) -> None:
+        p = self._paths
+        report = recover_store(p.root, warc_glob="warc/*.warc.gz", cdxj_name=p.cdxj.name,
+                               log_name=p.crawl_log.name)
+        cut = {k: v for k, v in report.warc_bytes_cut.items() if v}
+        if cut or report.cdxj_lines_dropped or report.log_bytes_cut:
+            log.warning("recovered after an unclean stop: WARC bytes cut %s, index lines "
+                        "dropped %d, crawl-log bytes cut %d", cut, report.cdxj_lines_dropped,
+                        report.log_bytes_cut)
+        digests = load_digests(p.cdxj) if p.cdxj.exists() else {}
+        s = self._settings
+        info = {
+            "operator-user-agent": s.identity.user_agent,
+            "robots": "obey",
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/"
+                          "warc-format/warc-1.1/",
+        }
+        self._warc = WarcWriter(p.warc_dir, prefix=s.store.warc_prefix,
+                                max_file_size=s.store.warc_max_size,
+                                software=f"headway/{__version__}", info=info,
+                                known_digests=digests)
+        self._cdxj = CdxjWriter(p.cdxj)
+        self._log = CrawlLog(p.crawl_log)
+
+    async def write(self, batch: Sequence[PageWork]) -> None:
+        await self._worker.call(self._write, batch)
+
+    def _write(self, batch: Sequence[PageWork]) -> None:
+        assert self._warc is not None and self._cdxj is not None and self._log is not None
+        for work in batch:
+            res = work.result
+            rec = None
+            if res is not None and res.status is not None and work.store_body:
+                rec = self._warc.write_exchange(res)
+                self._cdxj.append(res, rec)
+            lease = work.lease
+            parsed = work.parsed
+            error = work.parse_error or (res.error if res is not None else None)
+            ctype = res.header("Content-Type") if res is not None else None
+            self._log.write(CrawlLogEntry(
+                time=res.started_at if res is not None else time.time(),
+                url=work.url,
+                status=res.status if res is not None else None,
+                outcome=res.outcome.value if res is not None else "skipped",
+                bytes=len(res.raw_body) if res is not None else 0,
+                content_type=ctype,
+                digest=rec.payload_digest if rec is not None else None,
+                duration=round(res.duration, 4) if res is not None else 0.0,
+                depth=work.depth,
+                outlinks=len(parsed.links) if parsed is not None else 0,
+                truncated=res.truncated if res is not None else None,
+                error=error,
+                attempt=(lease.attempts + 1) if lease is not None else 1,
+                revisit=rec.revisit if rec is not None else False,
+                warc_file=rec.filename if rec is not None else None,
+                warc_offset=rec.offset if rec is not None else None,
+                via=lease.via if lease is not None else None,
+                note=work.note,
+            ))
+        self._warc.flush()
+        self._cdxj.flush()
+        self._log.flush()
+
+    @property
+    def revisits(self) -> int:
+        return self._warc.statistics().revisits if self._warc is not None else 0
+
+    @property
+    def files(self) -> int:
+        return self._warc.statistics().files if self._warc is not None else 0
+
+    async def close(self) -> None:
+        await self._worker.call(self._close)
+        self._worker.shutdown()
+
+    def _close(self) -> None:
+        for w in (self._warc, self._cdxj, self._log):
+            if w is not None:
+                w.close()

@@ -1,0 +1,35 @@
+"""What travels between the fetch, parse, store and settle stages of one node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from headway.fetch.result import FetchResult
+from headway.frontier.store import Completion, LeasedUrl, UrlEntry
+from headway.parse.page import ParsedPage
+
+
+@dataclass(slots=True)
+class PageWork:
+    """One leased URL (or one robots.txt fetch, ``lease`` None) on its way through the
+    pipeline. Mutable on purpose: each stage fills in its part."""
+
+    url: str
+    depth: int
+    lease: LeasedUrl | None
+    result: FetchResult | None  # None: settled without a fetch (see ``note``)
+    retry_after: float | None = None
+    parsed: ParsedPage | None = None
+    parse_error: str | None = None
+    note: str | None = None
+    requeue_at: float | None = None  # for a skip that puts the URL back (robots unavailable)
+    completion: Completion | None = None
+    discovered: list[UrlEntry] = field(default_factory=list)
+    store_body: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SettleItem:
+    completion: Completion | None
+    discovered: tuple[UrlEntry, ...]
+    counted: bool  # whether it holds one unit of the node's pipeline count

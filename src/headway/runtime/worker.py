@@ -1,0 +1,32 @@
+"""A single OS thread that runs blocking calls (SQLite, WARC gzip) off the event loop.
+
+One thread per resource keeps the resource single-threaded (SQLite connections and the
+WARC writer need no locks) while the event loop only awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class ThreadWorker:
+    def __init__(self, name: str) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+
+    async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+
+    def call_sync(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run on the worker thread and wait (for start-up and final shutdown only)."""
+        return self._pool.submit(fn, *args, **kwargs).result()
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)

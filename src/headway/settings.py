@@ -1,0 +1,381 @@
+"""The one settings tree: every default lives here, documented once.
+
+Precedence, lowest first: the defaults below < a TOML file (``--config``) < environment
+variables (``HEADWAY_<KEY>``) < command-line flags. Every key is unique across sections, so
+the flag is ``--<key with dashes>``, the environment variable ``HEADWAY_<KEY upper>`` and the
+TOML entry ``<key> = ...`` inside ``[<section>]``. Values are validated once, here; a bad
+value raises ``ConfigError`` naming the key and the accepted range.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from headway.errors import ConfigError
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+def _opt(default: Any, help: str, *, min: float | None = None, max: float | None = None,
+         choices: tuple[str, ...] | None = None) -> Any:
+    meta = {"help": help, "min": min, "max": max, "choices": choices}
+    if isinstance(default, list | tuple):
+        return field(default_factory=lambda: tuple(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def default_parsers() -> int:
+    """Parser processes by default: cores - 1, at least 1."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlSettings:
+    out: Path = _opt(Path("crawl"), "crawl directory: frontier, WARC files, index, logs")
+    max_pages: int = _opt(0, "stop after this many fetches (0: no limit)", min=0)
+    max_duration: float = _opt(0.0, "stop after this many seconds (0: no limit)", min=0)
+    max_bytes: int = _opt(0, "stop after this many body bytes received (0: no limit)", min=0)
+    seed_scheme: str = _opt("https", "scheme for bare-domain seeds", choices=("http", "https"))
+
+
+@dataclass(frozen=True, slots=True)
+class IdentitySettings:
+    user_agent: str = _opt(
+        "", "User-Agent header; must name the crawler and carry a contact URL or e-mail"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSettings:
+    scope: str = _opt(
+        "seed-domains", "which links are followed", choices=("seed-domains", "seed-hosts", "open")
+    )
+    include: tuple[str, ...] = _opt((), "regex a URL must match (repeatable; any one)")
+    exclude: tuple[str, ...] = _opt((), "regex that rejects a URL (repeatable)")
+    optout_file: Path | None = _opt(None, "file of domains never to fetch (one a line)")
+    max_depth: int = _opt(50, "maximum link depth from a seed", min=0, max=10_000)
+    max_url_length: int = _opt(2083, "longer URLs are not admitted", min=16, max=100_000)
+
+
+@dataclass(frozen=True, slots=True)
+class CanonSettings:
+    strip_params: tuple[str, ...] = _opt(
+        (), "extra query parameters to strip (utm_*, gclid, fbclid... always are)"
+    )
+    sort_query: bool = _opt(True, "sort query parameters when canonicalizing")
+
+
+@dataclass(frozen=True, slots=True)
+class PolitenessSettings:
+    delay: float = _opt(1.0, "minimum seconds between request starts to one host", min=0, max=3600)
+    max_per_host: int = _opt(1, "ceiling of concurrent requests to one host", min=1, max=64)
+    crawl_delay_max: float = _opt(
+        30.0, "largest robots.txt Crawl-delay used as a gap; hosts asking more are parked",
+        min=0, max=86400,
+    )
+    backoff_max: float = _opt(300.0, "cap of the per-host pushback backoff (s)", min=1, max=86400)
+    park_seconds: float = _opt(600.0, "cool-down of a host whose health collapsed (s)", min=1)
+    robots_ttl: float = _opt(86400.0, "how long a robots.txt stays cached (s)", min=60)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSettings:
+    concurrency: int = _opt(64, "global bound on requests in flight", min=1, max=10_000)
+    connect_timeout: float = _opt(10.0, "connect timeout (s)", min=0.1, max=600)
+    read_timeout: float = _opt(20.0, "timeout between reads (s)", min=0.1, max=600)
+    total_timeout: float = _opt(30.0, "timeout for one whole fetch (s)", min=0.1, max=3600)
+    max_body: int = _opt(256 * KIB, "bytes of body kept; longer bodies are truncated", min=1024)
+    max_decoded: int = _opt(8 * MIB, "cap on decompressed body size", min=1024)
+    non_html: str = _opt("store", "non-HTML responses: store in WARC or skip",
+                         choices=("store", "skip"))
+    allow_loopback: bool = _opt(False, "allow fetching loopback addresses (tests, local sites)")
+    allow_private: bool = _opt(False, "allow fetching private and link-local addresses")
+    resolve: tuple[str, ...] = _opt((), "HOST=ADDR or *.SUFFIX=ADDR name override (repeatable)")
+    hosts_file: Path | None = _opt(None, "hosts-format file of name overrides")
+    dns_ttl: float = _opt(300.0, "DNS cache lifetime (s)", min=0)
+    proxy: str | None = _opt(None, "HTTP(S) proxy URL for every request")
+    proxy_concurrency: int = _opt(0, "requests in flight through the proxy (0: concurrency)",
+                                  min=0)
+    quota_status: int = _opt(0, "status that means quota exhausted: pause everything (0: off)",
+                             min=0, max=999)
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierSettings:
+    host_budget: int = _opt(10_000, "max URLs one host may hold or have fetched", min=1)
+    max_queued: int = _opt(10_000_000, "max queued URLs in the frontier; lowest priority shed",
+                           min=100)
+    bloom_capacity: int = _opt(10_000_000, "seen-filter sizing (memory is fixed by it)", min=1000)
+    lease_margin: float = _opt(30.0, "lease = total timeout + this margin (s)", min=1)
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySettings:
+    retry_budget: int = _opt(3, "retries per URL for retryable failures", min=0, max=100)
+    retry_base: float = _opt(2.0, "base of the exponential retry backoff (s)", min=0.01)
+    retry_cap: float = _opt(600.0, "cap of one retry delay (s)", min=0.01)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeSettings:
+    parsers: int = _opt(0, "parser processes (0: cores - 1, at least 1)", min=0, max=256)
+    parse_queue: int = _opt(
+        256, "pages waiting for or in parse (rate x tolerable seconds)", min=1, max=1_000_000
+    )
+    store_queue: int = _opt(512, "pages waiting for the WARC writer", min=1, max=1_000_000)
+    settle_batch: int = _opt(200, "frontier updates per transaction", min=1, max=100_000)
+    metrics_port: int = _opt(0, "serve Prometheus metrics on this port (0: off)",
+                             min=0, max=65535)
+    metrics_interval: float = _opt(10.0, "seconds between metrics.jsonl lines", min=0.1)
+    parse_sleep: float = _opt(0.0, "test hook: seconds each parse sleeps", min=0, max=60)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSettings:
+    warc_max_size: int = _opt(1_000_000_000, "rotate WARC files past this size", min=MIB)
+    warc_prefix: str = _opt("headway", "WARC file name prefix")
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSettings:
+    quiet: bool = _opt(False, "no progress line, only the summary")
+    log_format: str = _opt("text", "log format on stderr", choices=("text", "json"))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    crawl: CrawlSettings = field(default_factory=CrawlSettings)
+    identity: IdentitySettings = field(default_factory=IdentitySettings)
+    scope: ScopeSettings = field(default_factory=ScopeSettings)
+    canon: CanonSettings = field(default_factory=CanonSettings)
+    politeness: PolitenessSettings = field(default_factory=PolitenessSettings)
+    fetch: FetchSettings = field(default_factory=FetchSettings)
+    frontier: FrontierSettings = field(default_factory=FrontierSettings)
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    output: OutputSettings = field(default_factory=OutputSettings)
+
+    @property
+    def parsers(self) -> int:
+        return self.runtime.parsers or default_parsers()
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One setting: where it lives and how it is checked."""
+
+    section: str
+    name: str
+    kind: str  # "str", "int", "float", "bool", "path", "list", "optstr", "optpath"
+    default: Any
+    help: str
+    min: float | None
+    max: float | None
+    choices: tuple[str, ...] | None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "HEADWAY_" + self.name.upper()
+
+
+_KIND_OF = {
+    "str": "str", "int": "int", "float": "float", "bool": "bool", "Path": "path",
+    "tuple[str, ...]": "list", "str | None": "optstr", "Path | None": "optpath",
+}
+
+
+def _keys() -> list[Key]:
+    keys = []
+    for sec in dataclasses.fields(Settings):
+        cls = typing.get_type_hints(Settings)[sec.name]
+        hints = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+        instance = cls()
+        for f in dataclasses.fields(cls):
+            kind = _KIND_OF[hints[f.name]]
+            keys.append(Key(sec.name, f.name, kind, getattr(instance, f.name),
+                            f.metadata["help"], f.metadata["min"], f.metadata["max"],
+                            f.metadata["choices"]))
+    return keys
+
+
+KEYS: tuple[Key, ...] = tuple(_keys())
+KEYS_BY_NAME: dict[str, Key] = {k.name: k for k in KEYS}
+assert len(KEYS_BY_NAME) == len(KEYS), "setting names must be unique across sections"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def coerce(key: Key, value: Any) -> Any:
+    """Convert ``value`` (from TOML, env or a flag) to the key's type and check its range."""
+    where = f"{key.section}.{key.name}"
+    try:
+        if key.kind == "bool":
+            if isinstance(value, bool):
+                out: Any = value
+            elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+                out = value.strip().lower() in _TRUE
+            else:
+                raise ValueError
+        elif key.kind == "int":
+            if isinstance(value, bool):
+                raise ValueError
+            out = int(value) if not isinstance(value, float) or value.is_integer() else None
+            if out is None:
+                raise ValueError
+        elif key.kind == "float":
+            if isinstance(value, bool):
+                raise ValueError
+            out = float(value)
+            if out != out or out in (float("inf"), float("-inf")):
+                raise ValueError
+        elif key.kind in ("path", "optpath"):
+            if value is None or value == "":
+                if key.kind == "path":
+                    raise ValueError
+                out = None
+            else:
+                out = Path(str(value)).expanduser()
+        elif key.kind == "list":
+            if isinstance(value, str):
+                out = tuple(v.strip() for v in value.split(",") if v.strip())
+            elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                out = tuple(value)
+            else:
+                raise ValueError
+        elif key.kind == "optstr":
+            out = None if value is None or value == "" else str(value)
+        else:
+            if not isinstance(value, str):
+                raise ValueError
+            out = value
+    except (TypeError, ValueError):
+        raise ConfigError(where, f"expected {_describe(key)}, got {value!r}") from None
+    if key.choices is not None and out not in key.choices:
+        raise ConfigError(where, f"must be one of {', '.join(key.choices)}; got {out!r}")
+    if isinstance(out, int | float) and not isinstance(out, bool):
+        if (key.min is not None and out < key.min) or (key.max is not None and out > key.max):
+            raise ConfigError(where, f"must be within {_range(key)}; got {out!r}")
+    return out
+
+
+def _describe(key: Key) -> str:
+    kinds = {"int": "an integer", "float": "a number", "bool": "true or false",
+             "path": "a path", "optpath": "a path", "list": "a list of strings",
+             "str": "a string", "optstr": "a string"}
+    desc = kinds[key.kind]
+    if key.min is not None or key.max is not None:
+        desc += f" within {_range(key)}"
+    return desc
+
+
+def _range(key: Key) -> str:
+    lo = "-inf" if key.min is None else f"{key.min:g}"
+    hi = "inf" if key.max is None else f"{key.max:g}"
+    return f"[{lo}, {hi}]"
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Flat ``{key: value}`` from a TOML file with one table per section."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError("config", f"cannot read {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError("config", f"{path} is not valid TOML: {exc}") from None
+    flat: dict[str, Any] = {}
+    sections = {f.name for f in dataclasses.fields(Settings)}
+    for sec, table in data.items():
+        if sec not in sections or not isinstance(table, dict):
+            raise ConfigError(sec, f"unknown section in {path}; known: {', '.join(sorted(sections))}")
+        for name, value in table.items():
+            key = KEYS_BY_NAME.get(name)
+            if key is None or key.section != sec:
+                raise ConfigError(f"{sec}.{name}", f"unknown setting in {path}")
+            flat[name] = value
+    return flat
+
+
+def load_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Flat ``{key: raw string}`` from ``HEADWAY_<KEY>`` variables (unknown ones are errors)."""
+    flat: dict[str, Any] = {}
+    for var, value in environ.items():
+        if not var.startswith("HEADWAY_"):
+            continue
+        key = KEYS_BY_NAME.get(var[len("HEADWAY_"):].lower())
+        if key is None:
+            raise ConfigError(var, "unknown environment setting")
+        flat[key.name] = value
+    return flat
+
+
+def build_settings(*layers: Mapping[str, Any]) -> Settings:
+    """Settings from flat layers, later layers winning; every value coerced and checked."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged.update(layer)
+    per_section: dict[str, dict[str, Any]] = {}
+    for name, value in merged.items():
+        key = KEYS_BY_NAME.get(name)
+        if key is None:
+            raise ConfigError(name, "unknown setting")
+        per_section.setdefault(key.section, {})[name] = coerce(key, value)
+    hints = typing.get_type_hints(Settings)
+    sections = {sec: hints[sec](**vals) for sec, vals in per_section.items()}
+    settings = Settings(**sections)
+    validate(settings)
+    return settings
+
+
+_CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+)")
+
+
+def validate(settings: Settings) -> None:
+    """Checks that involve more than one key, or the meaning of a value."""
+    ua = settings.identity.user_agent.strip()
+    if not ua:
+        raise ConfigError(
+            "identity.user_agent",
+            "a User-Agent is required (--user-agent): sites must be able to tell who crawls "
+            'them and how to reach you, e.g. "mybot/1.0 (+https://example.org/bot)"',
+        )
+    if not _CONTACT.search(ua):
+        raise ConfigError(
+            "identity.user_agent",
+            f"{ua!r} carries no contact URL or e-mail; add one, "
+            'e.g. "mybot/1.0 (+https://example.org/bot)"',
+        )
+    if not re.match(r"^[A-Za-z_-]", ua):
+        raise ConfigError("identity.user_agent", "must start with the crawler's product token")
+    f = settings.fetch
+    if f.connect_timeout > f.total_timeout or f.read_timeout > f.total_timeout:
+        raise ConfigError("fetch.total_timeout", "must be at least connect_timeout and read_timeout")
+    if f.proxy is not None and not re.match(r"^https?://", f.proxy):
+        raise ConfigError("fetch.proxy", f"must be an http:// or https:// URL; got {f.proxy!r}")
+    for pattern_key in ("include", "exclude"):
+        for pattern in getattr(settings.scope, pattern_key):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(f"scope.{pattern_key}", f"bad regex {pattern!r}: {exc}") from None
+
+
+def settings_from_sources(config: Path | None, environ: Mapping[str, str],
+                          flags: Mapping[str, Any]) -> Settings:
+    """The full precedence chain: defaults < TOML < env < flags."""
+    file_layer = load_toml(config) if config is not None else {}
+    return build_settings(file_layer, load_env(environ), flags)

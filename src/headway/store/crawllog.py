@@ -1,0 +1,103 @@
+"""Crawl log: one JSON line per fetch (or per URL decided without a fetch).
+
+Each line is a JSON object whose keys are exactly the field names of ``CrawlLogEntry``,
+in field order; ``time`` is written as ISO-8601 UTC with milliseconds
+(``2024-05-01T12:00:00.123Z``), everything else as its JSON value. ``parse_entry`` reads
+a line back (``time`` returns as epoch seconds, rounded to the millisecond).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from headway.errors import StoreError
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlLogEntry:
+    """What happened to one URL."""
+
+    time: float  # epoch seconds when the fetch started (or the decision was made)
+    url: str
+    status: int | None  # HTTP status, None when there was no response
+    outcome: str  # an Outcome value, or a decision such as "disallowed"
+    bytes: int  # raw body bytes received
+    content_type: str | None
+    digest: str | None  # payload digest, "sha1:<BASE32>"
+    duration: float  # seconds
+    depth: int
+    outlinks: int
+    truncated: str | None  # why the body was cut, or None
+    error: str | None
+    attempt: int = 1
+    revisit: bool = False
+    warc_file: str | None = None
+    warc_offset: int | None = None
+    via: str | None = None  # the page the URL was discovered on
+    note: str | None = None  # e.g. "robots-disallowed", "opted-out", "redirect -> <url>"
+
+
+_FIELDS = tuple(f.name for f in fields(CrawlLogEntry))
+
+
+def format_time(epoch: float) -> str:
+    """ISO-8601 UTC with milliseconds."""
+    seconds, millis = divmod(round(epoch * 1000), 1000)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis:03d}Z"
+
+
+def parse_time(text: str) -> float:
+    """Epoch seconds of a ``format_time`` string."""
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp(), 3)
+
+
+def format_entry(entry: CrawlLogEntry) -> str:
+    """The log line (with its newline) for one entry."""
+    values: dict[str, Any] = {name: getattr(entry, name) for name in _FIELDS}
+    values["time"] = format_time(entry.time)
+    return json.dumps(values, separators=(",", ":")) + "\n"
+
+
+def parse_entry(line: str) -> CrawlLogEntry:
+    """Read one log line back; ValueError when it is not a crawl log entry."""
+    try:
+        values = json.loads(line)
+        values["time"] = parse_time(values["time"])
+        return CrawlLogEntry(**values)
+    except (TypeError, KeyError, AttributeError) as e:
+        raise ValueError(f"not a crawl log entry: {e}") from e
+
+
+class CrawlLog:
+    """Appends entries to ``path`` (created if missing)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = Path(path)
+        try:
+            self._file: TextIO | None = open(  # noqa: SIM115 - owned by the log
+                self._path, "a", encoding="utf-8", newline="\n"
+            )
+        except OSError as e:
+            raise StoreError(f"cannot open crawl log {path}: {e}") from e
+
+    def write(self, entry: CrawlLogEntry) -> None:
+        if self._file is None:
+            raise StoreError(f"crawl log {self._path} is closed")
+        self._file.write(format_entry(entry))
+
+    def flush(self) -> None:
+        """Push written lines to disk (flush + fsync)."""
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self.flush()
+            self._file.close()
+            self._file = None

@@ -1,0 +1,178 @@
+"""Bodies and headers of the simulated web's answers.
+
+Contract: ``Renderer.respond(host, path)`` returns the ``Reply`` for one path (query
+ignored) of one host, as a pure, deterministic function of the ``SimWebSpec`` and the
+origins (``http://siteN.sim:PORT``) it was built with. Runtime faults (pushback, delays,
+hangs, the first answer of ``/flaky``) are not its business; the server adds them.
+Replies are cached in a bounded LRU, so memory stays flat however many pages are served.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import json
+import random
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from headway.testing.graph import (
+    Kind,
+    Link,
+    LinkForm,
+    SimWebSpec,
+    kind_of,
+    links_of,
+    robots_body,
+)
+
+HTML_TYPE = "text/html; charset=utf-8"
+HUGE_BYTES = 2 * 1024 * 1024
+_CACHE_SIZE = 4096
+_TEXT = (
+    "crawler harbor lantern meadow orbit pillar quartz river saddle timber umbra velvet "
+    "willow yonder zephyr anchor basalt cobalt delta ember fjord glacier hollow island "
+    "juniper kestrel lagoon marble nectar oasis prairie quiver ripple summit tundra "
+    "upland valley wander xylem yarrow zenith archive beacon canyon dune estuary fable "
+    "garnet heron inlet jasper knoll ledger mosaic nimbus opal pebble quill reef sierra"
+)
+_WORDS = tuple(_TEXT.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    content_type: str
+    body: bytes
+    headers: tuple[tuple[str, str], ...] = ()
+    html: bool = False  # a 200 text/html page (eligible for gzip)
+
+
+def _filler_pool(seed: int) -> tuple[str, ...]:
+    rng = random.Random(f"{seed}:filler")
+    pool = []
+    for _ in range(64):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(45, 110))]
+        words[0] = words[0].capitalize()
+        pool.append(" ".join(words) + ".")
+    return tuple(pool)
+
+
+class Renderer:
+    """Builds every reply of a simulated web whose hosts live at ``origins``."""
+
+    def __init__(self, web: SimWebSpec, origins: Sequence[str]) -> None:
+        self._web = web
+        self._origins = tuple(origins)
+        self._pool = _filler_pool(web.seed)
+        self._names = [html.escape(web.host_name(i)) for i in range(web.hosts)]
+        self._cache: OrderedDict[tuple[int, str, bool], Reply] = OrderedDict()
+
+    def respond(self, host: int, path: str, *, gzipped: bool = False) -> Reply:
+        """The reply for ``path`` on host ``host``; ``gzipped`` asks for a
+        gzip-encoded body, honoured for HTML pages of hosts with ``gzip`` on."""
+        gzipped = gzipped and self._web.spec_for(host).gzip
+        key = (host, path, gzipped)
+        reply = self._cache.get(key)
+        if reply is not None:
+            self._cache.move_to_end(key)
+            return reply
+        reply = self._build(host, path)
+        if gzipped and reply.html:
+            body = gzip.compress(reply.body, compresslevel=6, mtime=0)
+            extra = (("Content-Encoding", "gzip"), ("Vary", "Accept-Encoding"))
+            reply = Reply(reply.status, reply.content_type, body, reply.headers + extra, True)
+        self._cache[key] = reply
+        if len(self._cache) > _CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return reply
+
+    def _build(self, host: int, path: str) -> Reply:
+        spec = self._web.spec_for(host)
+        if path == "/robots.txt":
+            body = robots_body(spec)
+            if body is None:
+                return Reply(404, "text/plain", b"no robots.txt\n")
+            if not 200 <= spec.robots_status < 300:
+                return Reply(spec.robots_status, "text/plain", b"robots.txt unavailable\n")
+            return Reply(spec.robots_status, "text/plain; charset=utf-8", body.encode())
+        answer = kind_of(spec, path)
+        if answer.kind is Kind.REDIRECT and answer.target is not None:
+            location = answer.target
+            if path.startswith("/r/") and int(path[3:]) % 2 == 0:
+                location = self._origins[host] + location
+            return Reply(answer.status, HTML_TYPE, b"", (("Location", location),))
+        if answer.kind is Kind.OTHER:
+            return self._other(path, answer.status)
+        return Reply(200, HTML_TYPE, self._page(host, path).encode(), html=True)
+
+    def _other(self, path: str, status: int) -> Reply:
+        if status == 200 and path == "/file.pdf":
+            body = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"
+            return Reply(200, "application/pdf", body)
+        if status == 200 and path == "/data.json":
+            data = {"pages": ["/p/0", "/p/1"], "note": "not HTML; links here are not links"}
+            return Reply(200, "application/json", json.dumps(data).encode())
+        text = {404: "Not Found", 410: "Gone", 500: "Internal Server Error"}.get(status, "Error")
+        page = f"<!DOCTYPE html><html><head><title>{status} {text}</title></head>"
+        page += f"<body><h1>{text}</h1></body></html>"
+        return Reply(status, HTML_TYPE, page.encode())
+
+    def _href(self, link: Link, host: int, base: str) -> str:
+        if link.host != host or link.form is LinkForm.ABSOLUTE:
+            href = self._origins[link.host] + link.path
+        elif link.form is LinkForm.RELATIVE and not link.path.endswith("/"):
+            base_dir = base.rpartition("/")[0]
+            target_dir, _, name = link.path.rpartition("/")
+            if target_dir == base_dir:
+                href = "./" + name if len(link.path) % 2 else name
+            else:
+                href = "../" * base_dir.count("/") + link.path[1:]
+        else:
+            href = link.path
+        if link.tracking == 1:
+            href += "?utm_source=x&utm_medium=y"
+        elif link.tracking == 2:
+            href += "?utm_medium=y&utm_source=x"
+        if link.fragment:
+            href += "#top"
+        return href
+
+    def _anchor(self, link: Link, host: int, base: str) -> str:
+        # Generated hrefs hold no quotes or angle brackets; only the query's & needs escaping.
+        href = self._href(link, host, base).replace("&", "&amp;")
+        rel = ' rel="nofollow"' if link.nofollow else ""
+        return f'<a href="{href}"{rel}>{self._names[link.host]}{link.path}</a>'
+
+    def _page(self, host: int, path: str) -> str:
+        name = self._web.host_name(host)
+        rng = random.Random(f"{self._web.seed}:{host}:{path}:text")
+        links = links_of(self._web, host, path)
+        nav, rest = (links[0], links[1:]) if path != "/" else (None, links)
+        if path.startswith("/dup/"):
+            rng = random.Random(f"{self._web.seed}:{host}:dup")
+        count = rng.randint(4, 9)
+        budget = HUGE_BYTES if path == "/huge" else 0
+        paragraphs: list[str] = []
+        size = 0
+        while size < budget or len(paragraphs) < count:
+            paragraphs.append(f"<p>{self._pool[rng.randrange(len(self._pool))]}</p>")
+            size += len(paragraphs[-1]) + 1
+        title = html.escape(f"{name} {path}" if not path.startswith("/dup/") else f"{name} dup")
+        out = [
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+            f'<title>{title}</title>\n</head>\n<body>\n<a id="top"></a>\n<header><nav>',
+            self._anchor(nav, host, path).replace(f">{name}/<", ">Home<") if nav else "Home",
+            f"</nav></header>\n<main>\n<h1>{title}</h1>\n",
+        ]
+        # Links sit between paragraphs, the way articles cite other pages.
+        per_gap = max(1, -(-len(rest) // max(1, len(paragraphs))))
+        for i, para in enumerate(paragraphs):
+            out.append(para + "\n")
+            chunk = rest[i * per_gap : (i + 1) * per_gap]
+            if chunk:
+                items = "".join(f"<li>{self._anchor(ln, host, path)}</li>" for ln in chunk)
+                out.append(f"<ul>{items}</ul>\n")
+        out.append("</main>\n<footer>simulated web</footer>\n</body>\n</html>\n")
+        return "".join(out)

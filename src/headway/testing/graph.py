@@ -1,0 +1,296 @@
+"""The simulated web's shape, as pure values: host specs, the seeded link graph, what
+each path answers, and the pages a correct crawler must fetch.
+
+Contract:
+- ``HostSpec`` / ``SimWebSpec`` describe a simulated web; everything else is a pure,
+  deterministic function of a spec (no IO, no clock, no global randomness).
+- Host ``i`` is ``site{i}.{suffix}``. Its home page ``/`` is its own URL (not an alias
+  of ``/p/0``): it links to ``/p/0 .. /p/{k-1}`` (``k = min(links_per_page, pages)``),
+  to one entry point of every enabled feature, and once, with ``rel="nofollow"``, to
+  ``/nofollow-target``. Page ``/p/i`` links to ``/p/{(i+1) % pages}`` and to
+  ``links_per_page - 1`` seeded others (another host's page with probability
+  ``cross_links``), so every page is reachable from ``/``.
+- ``kind_of`` classifies a path without serving it; ``expected_urls`` walks the graph the
+  way a correct crawler would (robots obeyed, nofollow skipped, redirects followed).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from protego import Protego
+
+
+class Feature(StrEnum):
+    """Optional behaviours of a host (``HostSpec.features`` accepts these or plain strings)."""
+
+    REDIRECTS = "redirects"
+    REDIRECT_LOOP = "redirect-loop"
+    ERRORS = "errors"
+    NON_HTML = "non-html"
+    DUPLICATES = "duplicates"
+    TRACKING = "tracking"
+    TRAP = "trap"
+    HUGE = "huge"
+    PRIVATE = "private"
+    RETRY_AFTER = "retry-after"
+
+
+FEATURES = frozenset(str(f) for f in Feature)
+
+
+@dataclass(frozen=True, slots=True)
+class HostSpec:
+    """Behaviour of one host; the defaults are a plain, well-behaved site."""
+
+    pages: int = 30
+    links_per_page: int = 8
+    robots: str | None = "User-agent: *\nDisallow: /private/\n"
+    robots_status: int = 200
+    crawl_delay: float | None = None
+    delay: float = 0.0
+    gzip: bool = False
+    features: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = set(self.features) - FEATURES
+        if unknown:
+            raise ValueError(f"unknown simweb features: {sorted(unknown)}")
+        if self.pages < 0 or self.links_per_page < 1:
+            raise ValueError("pages must be >= 0 and links_per_page >= 1")
+
+
+@dataclass(frozen=True, slots=True)
+class SimWebSpec:
+    """A whole simulated web: ``hosts`` hosts, all ``host_spec`` except ``overrides``."""
+
+    hosts: int = 5
+    host_spec: HostSpec = HostSpec()
+    overrides: Mapping[int, HostSpec] = field(default_factory=dict)
+    cross_links: float = 0.1
+    seed: int = 0
+    suffix: str = "sim"
+
+    def spec_for(self, index: int) -> HostSpec:
+        return self.overrides.get(index, self.host_spec)
+
+    def host_name(self, index: int) -> str:
+        return f"site{index}.{self.suffix}"
+
+
+class LinkForm(StrEnum):
+    """How an href is written in the HTML (all resolve to the same target)."""
+
+    ROOT = "root"  # /p/3
+    ABSOLUTE = "absolute"  # http://site0.sim:PORT/p/3
+    RELATIVE = "relative"  # 3, ./3 or ../p/3 depending on the base
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One ``<a href>``: its target (host index, canonical path) and how it is written."""
+
+    host: int
+    path: str
+    form: LinkForm = LinkForm.ROOT
+    fragment: bool = False
+    tracking: int = 0  # 0: none; 1, 2: two orderings of utm_source/utm_medium
+    nofollow: bool = False
+
+
+class Kind(StrEnum):
+    """What a path answers (before runtime faults such as pushback)."""
+
+    HTML = "html"  # 200 text/html, counted in expected pages
+    REDIRECT = "redirect"  # 3xx to ``Answer.target``
+    TRAP = "trap"  # 200 text/html, endless calendar, never expected
+    NOFOLLOW = "nofollow"  # 200 text/html, expected only if linked normally
+    OTHER = "other"  # errors, non-HTML, unknown paths
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    kind: Kind
+    status: int
+    target: str | None = None  # redirect target path
+
+
+FIXED: dict[str, tuple[str, Answer]] = {
+    "/gone": (Feature.ERRORS, Answer(Kind.OTHER, 410)),
+    "/missing": (Feature.ERRORS, Answer(Kind.OTHER, 404)),
+    "/boom": (Feature.ERRORS, Answer(Kind.OTHER, 500)),
+    "/file.pdf": (Feature.NON_HTML, Answer(Kind.OTHER, 200)),
+    "/data.json": (Feature.NON_HTML, Answer(Kind.OTHER, 200)),
+    "/dup/1": (Feature.DUPLICATES, Answer(Kind.HTML, 200)),
+    "/dup/2": (Feature.DUPLICATES, Answer(Kind.HTML, 200)),
+    "/dup/3": (Feature.DUPLICATES, Answer(Kind.HTML, 200)),
+    "/huge": (Feature.HUGE, Answer(Kind.HTML, 200)),
+    "/flaky": (Feature.RETRY_AFTER, Answer(Kind.HTML, 200)),
+    "/private/1": (Feature.PRIVATE, Answer(Kind.HTML, 200)),
+    "/private/2": (Feature.PRIVATE, Answer(Kind.HTML, 200)),
+    "/loop/a": (Feature.REDIRECT_LOOP, Answer(Kind.REDIRECT, 302, "/loop/b")),
+    "/loop/b": (Feature.REDIRECT_LOOP, Answer(Kind.REDIRECT, 302, "/loop/a")),
+}
+
+#: Entry links of each feature on the home page.
+ENTRIES: dict[str, tuple[str, ...]] = {
+    Feature.REDIRECT_LOOP: ("/loop/a",),
+    Feature.ERRORS: ("/gone", "/missing", "/boom"),
+    Feature.NON_HTML: ("/file.pdf", "/data.json"),
+    Feature.DUPLICATES: ("/dup/1", "/dup/2", "/dup/3"),
+    Feature.TRAP: ("/cal/2024/01",),
+    Feature.HUGE: ("/huge",),
+    Feature.PRIVATE: ("/private/1",),
+    Feature.RETRY_AFTER: ("/flaky",),
+}
+
+NOT_FOUND = Answer(Kind.OTHER, 404)
+_PAGE = re.compile(r"/(p|r)/(0|[1-9][0-9]{0,8})")
+_CAL = re.compile(r"/cal/([0-9]{4})/([0-9]{2})")
+
+
+def kind_of(spec: HostSpec, path: str) -> Answer:
+    """What ``path`` (no query) answers on a host of ``spec``."""
+    if path in ("/", "/nofollow-target"):
+        return Answer(Kind.HTML if path == "/" else Kind.NOFOLLOW, 200)
+    m = _PAGE.fullmatch(path)
+    if m:
+        if int(m[2]) >= spec.pages:
+            return NOT_FOUND
+        if m[1] == "p":
+            return Answer(Kind.HTML, 200)
+        if Feature.REDIRECTS in spec.features:
+            return Answer(Kind.REDIRECT, 301, f"/p/{m[2]}")
+        return NOT_FOUND
+    if path in FIXED:
+        feature, answer = FIXED[path]
+        return answer if feature in spec.features else NOT_FOUND
+    c = _CAL.fullmatch(path)
+    if c and Feature.TRAP in spec.features and calendar_month(path) is not None:
+        return Answer(Kind.TRAP, 200)
+    return NOT_FOUND
+
+
+def calendar_month(path: str) -> tuple[int, int] | None:
+    """(year, month) of a trap page path, or None when it is not a valid one."""
+    c = _CAL.fullmatch(path)
+    if not c:
+        return None
+    year, month = int(c[1]), int(c[2])
+    return (year, month) if 1 <= year <= 9999 and 1 <= month <= 12 else None
+
+
+def cal_path(year: int, month: int) -> str:
+    return f"/cal/{year:04d}/{month:02d}"
+
+
+def _form(rng: random.Random) -> tuple[LinkForm, bool]:
+    return rng.choice((LinkForm.ROOT, LinkForm.ABSOLUTE, LinkForm.RELATIVE)), rng.random() < 0.15
+
+
+def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
+    """The links on the HTML page ``path`` of ``host`` in document order (empty for
+    pages without links). Deterministic from ``web.seed``."""
+    spec = web.spec_for(host)
+    rng = random.Random(f"{web.seed}:{host}:{path}")
+    links: list[Link] = []
+    if path != "/":
+        links.append(Link(host, "/"))  # the nav's home link
+    if path == "/":
+        for i in range(min(spec.links_per_page, spec.pages)):
+            links.append(Link(host, f"/p/{i}", *_form(rng)))
+        if Feature.REDIRECTS in spec.features and spec.pages:
+            links.append(Link(host, f"/r/{spec.pages - 1}"))
+        if Feature.TRACKING in spec.features and spec.pages:
+            links.append(Link(host, "/p/0", tracking=1))
+        for feature in sorted(spec.features):
+            links.extend(Link(host, p) for p in ENTRIES.get(feature, ()))
+        links.append(Link(host, "/nofollow-target", nofollow=True))
+    elif path.startswith("/p/"):
+        i = int(path[3:])
+        links.append(Link(host, f"/p/{(i + 1) % spec.pages}", *_form(rng)))
+        for _ in range(spec.links_per_page - 1):
+            if web.hosts > 1 and rng.random() < web.cross_links:
+                other = rng.randrange(web.hosts - 1)
+                other += other >= host
+                pages = web.spec_for(other).pages
+                target = f"/p/{rng.randrange(pages)}" if pages else "/"
+                links.append(Link(other, target, LinkForm.ABSOLUTE, rng.random() < 0.15))
+            else:
+                links.append(Link(host, f"/p/{rng.randrange(spec.pages)}", *_form(rng)))
+        if Feature.REDIRECTS in spec.features and rng.random() < 0.3:
+            links.append(Link(host, f"/r/{rng.randrange(spec.pages)}", *_form(rng)))
+        if Feature.TRACKING in spec.features and rng.random() < 0.3:
+            target = f"/p/{rng.randrange(spec.pages)}"
+            links.append(Link(host, target, *_form(rng), tracking=rng.choice((1, 2))))
+    elif path.startswith("/private/"):
+        links.append(Link(host, "/private/2" if path == "/private/1" else "/private/1"))
+    elif (month := calendar_month(path)) is not None:
+        year, mon = month
+        prev = (year, mon - 1) if mon > 1 else (year - 1, 12)
+        nxt = (year, mon + 1) if mon < 12 else (year + 1, 1)
+        for y, m in (prev, nxt):
+            if 1 <= y <= 9999:
+                links.append(Link(host, cal_path(y, m), LinkForm.RELATIVE))
+    return tuple(links)
+
+
+def robots_body(spec: HostSpec) -> str | None:
+    """The robots.txt body served (None: no robots.txt, answered 404)."""
+    if spec.robots is None:
+        return None
+    body = spec.robots
+    if spec.crawl_delay is not None:
+        body = f"{body.rstrip(chr(10))}\nCrawl-delay: {spec.crawl_delay:g}\n"
+    return body
+
+
+def robots_allows(spec: HostSpec) -> Callable[[str, str], bool]:
+    """``allowed(url, user_agent_token)`` as RFC 9309 reads this host's robots.txt:
+    a 2xx body is parsed; 4xx other than 429 (and no robots.txt) allow everything;
+    429, 5xx and anything else disallow everything."""
+    body = robots_body(spec)
+    status = spec.robots_status if body is not None else 404
+    if 200 <= status < 300 and body is not None:
+        parsed = Protego.parse(body)
+        return lambda url, agent: bool(parsed.can_fetch(url, agent))
+    allow = 400 <= status < 500 and status != 429
+    return lambda url, agent: allow
+
+
+def expected_urls(
+    web: SimWebSpec,
+    url_of: Callable[[int, str], str],
+    seeds: Iterable[tuple[int, str]],
+    user_agent_token: str = "*",
+    in_scope: Callable[[str], bool] | None = None,
+) -> set[str]:
+    """URLs a correct crawler starting at ``seeds`` fetches with 200 text/html: robots
+    obeyed per host, nofollow links not followed, redirects followed to their targets,
+    traps, errors and non-HTML left out; ``in_scope(url)`` limits where it may go."""
+    allows = [robots_allows(web.spec_for(h)) for h in range(web.hosts)]
+    queue: deque[tuple[int, str]] = deque(seeds)
+    seen: set[tuple[int, str]] = set(queue)
+    found: set[str] = set()
+    while queue:
+        host, path = queue.popleft()
+        url = url_of(host, path)
+        if (in_scope is not None and not in_scope(url)) or not allows[host](url, user_agent_token):
+            continue
+        answer = kind_of(web.spec_for(host), path)
+        nxt: list[tuple[int, str]] = []
+        if answer.kind is Kind.REDIRECT and answer.target is not None:
+            nxt.append((host, answer.target))
+        elif answer.kind in (Kind.HTML, Kind.NOFOLLOW):
+            found.add(url)
+            nxt.extend((ln.host, ln.path) for ln in links_of(web, host, path) if not ln.nofollow)
+        for node in nxt:
+            if node not in seen:
+                seen.add(node)
+                queue.append(node)
+    return found

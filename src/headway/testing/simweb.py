@@ -1,0 +1,295 @@
+"""The simulated web: one aiohttp server on loopback serving many virtual hosts.
+
+Contract:
+- Host ``i`` is ``site{i}.{suffix}``, chosen by the request's Host header (the port in it
+  is ignored); a crawler reaches it by resolving ``*.{suffix}`` to the listening address,
+  so its URLs carry the server's port: ``http://site3.sim:PORT/p/7``.
+- Every answer is a deterministic function of the ``SimWebSpec`` and the port (see
+  ``graph`` for the link graph and ``features`` for the bodies); only the fault controls
+  (``set_pushback``, ``set_delay``, ``set_timeout``) and the first answer of ``/flaky``
+  depend on what happened before.
+- ``log`` records every request (robots.txt, failures and unknown hosts included) when
+  its answer is ready; a request hung by ``set_timeout`` is logged when it starts
+  hanging, with status 0 (no answer). ``path`` is the raw path with its query string.
+  The log keeps the newest ``log_limit`` entries (``log_dropped`` counts the rest).
+- ``stop()`` returns promptly: every delayed or hung request is woken and answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from headway.testing.features import Renderer, Reply
+from headway.testing.graph import Feature, HostSpec, SimWebSpec, expected_urls
+
+__all__ = ["HostSpec", "LoggedRequest", "SimWeb", "SimWebSpec", "serve"]
+
+logger = logging.getLogger(__name__)
+
+HANG_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRequest:
+    """One request as the server saw it (times from this process's clocks)."""
+
+    start: float  # time.monotonic() when the handler started
+    end: float  # time.monotonic() when the answer was ready
+    wall: float  # time.time() at start
+    host: str  # host name without port, lower case
+    path: str  # raw path including the query string
+    status: int  # 0: hung, never answered
+    user_agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Pushback:
+    status: int
+    retry_after: float | None
+
+
+def _accepts_gzip(header: str) -> bool:
+    for item in header.split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() not in ("gzip", "x-gzip", "*"):
+            continue
+        q = params.strip().lower()
+        if q.startswith("q="):
+            try:
+                return float(q[2:]) > 0
+            except ValueError:
+                return False
+        return True
+    return False
+
+
+class SimWeb:
+    """Many virtual hosts on one loopback server, with faults and a request log."""
+
+    def __init__(self, spec: SimWebSpec, *, log_limit: int = 1_000_000) -> None:
+        self.spec = spec
+        self.hosts: list[str] = [spec.host_name(i) for i in range(spec.hosts)]
+        self.log: list[LoggedRequest] = []
+        self.log_dropped = 0
+        self._log_limit = log_limit
+        self._index = {name: i for i, name in enumerate(self.hosts)}
+        self._port: int | None = None
+        self._runner: web.ServerRunner | None = None
+        self._renderer: Renderer | None = None
+        self._stopping = asyncio.Event()
+        self._pushback: dict[int, _Pushback] = {}
+        self._delay: dict[int, float] = {}
+        self._hang: dict[int, bool] = {}  # host -> robots.txt hangs too
+        self._flaky_done: set[int] = set()
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        """Listen on ``host:port`` (port 0 picks a free one; see ``port``)."""
+        if self._runner is not None:
+            raise RuntimeError("SimWeb already started")
+        self._stopping = asyncio.Event()
+        server = web.Server(self._handle, access_log=None)
+        runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=2.0)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port, reuse_address=True)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self._port = int(runner.addresses[0][1])
+        self._renderer = Renderer(self.spec, [self.url(h, "") for h in self.hosts])
+
+    async def stop(self) -> None:
+        """Wake every waiting request, answer it, and close the server."""
+        self._stopping.set()
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    async def __aenter__(self) -> SimWeb:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # -- addresses ---------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("SimWeb not started")
+        return self._port
+
+    def url(self, host: str, path: str = "/") -> str:
+        """``http://host:PORT/path`` (the port left out when it is 80, as canonical
+        URLs do)."""
+        port = "" if self.port == 80 else f":{self.port}"
+        return f"http://{host}{port}{path}"
+
+    def seeds(self) -> list[str]:
+        """The home page URL of every host."""
+        return [self.url(h) for h in self.hosts]
+
+    def expected_pages(
+        self,
+        user_agent_token: str = "*",
+        *,
+        seeds: Iterable[str] | None = None,
+        in_scope: Callable[[str], bool] | None = None,
+    ) -> set[str]:
+        """Canonical URLs a correct crawler starting from ``seeds`` (default: every
+        home page) fetches with 200 text/html: pages reachable by followed links and
+        redirects, minus robots-disallowed ones, traps, errors, non-HTML, redirect hops
+        and nofollow-only pages; ``in_scope(url)`` restricts where the crawler may go.
+        Duplicate-content pages are included. ``/flaky`` counts (after its retry)."""
+        starts: list[tuple[int, str]] = []
+        for seed in self.seeds() if seeds is None else seeds:
+            parts = urlsplit(seed)
+            index = self._index.get((parts.hostname or "").lower())
+            if index is not None:
+                starts.append((index, parts.path or "/"))
+        return expected_urls(
+            self.spec, lambda h, p: self.url(self.hosts[h], p), starts, user_agent_token, in_scope
+        )
+
+    def fetched(self, path_prefix: str = "", *, robots: bool = False) -> list[LoggedRequest]:
+        """Logged requests whose path starts with ``path_prefix``; robots.txt requests
+        only when ``robots`` is true."""
+        return [
+            r
+            for r in self.log
+            if r.path.startswith(path_prefix)
+            and (robots or r.path.partition("?")[0] != "/robots.txt")
+        ]
+
+    # -- fault controls (usable while running) -----------------------------------------
+
+    def _host(self, host: str) -> int:
+        name = host.lower().rpartition(":")[0] if ":" in host else host.lower()
+        if name not in self._index:
+            raise KeyError(f"not a simulated host: {host!r}")
+        return self._index[name]
+
+    def set_pushback(
+        self, host: str, *, status: int = 429, retry_after: float | None = None
+    ) -> None:
+        """From now on every non-robots request to ``host`` answers ``status`` (with
+        ``Retry-After`` in seconds, formatted ``%g``, when given)."""
+        self._pushback[self._host(host)] = _Pushback(status, retry_after)
+
+    def clear_pushback(self, host: str) -> None:
+        self._pushback.pop(self._host(host), None)
+
+    def set_delay(self, host: str, seconds: float) -> None:
+        """Wait ``seconds`` before answering each request to ``host`` (replaces
+        ``HostSpec.delay``)."""
+        self._delay[self._host(host)] = seconds
+
+    def set_timeout(self, host: str, hang: bool, *, robots: bool = False) -> None:
+        """While ``hang``, requests to ``host`` (robots.txt only when ``robots``) get no
+        answer for 60 s, or until ``stop()``."""
+        if hang:
+            self._hang[self._host(host)] = robots
+        else:
+            self._hang.pop(self._host(host), None)
+
+    # -- serving ---------------------------------------------------------------------
+
+    async def _sleep(self, seconds: float) -> None:
+        if seconds <= 0 or self._stopping.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    def _record(self, entry: LoggedRequest) -> None:
+        if self._log_limit <= 0:
+            self.log_dropped += 1
+            return
+        self.log.append(entry)
+        excess = len(self.log) - self._log_limit
+        if excess > max(1000, self._log_limit // 10):
+            del self.log[:excess]
+            self.log_dropped += excess
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        start, wall = time.monotonic(), time.time()
+        name = request.headers.get("Host", "").lower()
+        name = name.rpartition(":")[0] if ":" in name else name
+        raw_path = request.raw_path
+        agent = request.headers.get("User-Agent", "")
+        index = self._index.get(name)
+        if index is None or self._renderer is None:
+            reply = Reply(404, "text/plain", b"unknown host\n")
+        else:
+            reply = await self._answer(index, request, start, wall, agent)
+        response = web.Response(status=reply.status, body=reply.body)
+        response.headers["Content-Type"] = reply.content_type
+        for key, value in reply.headers:
+            response.headers[key] = value
+        self._record(
+            LoggedRequest(start, time.monotonic(), wall, name, raw_path, reply.status, agent)
+        )
+        return response
+
+    async def _answer(
+        self, index: int, request: web.BaseRequest, start: float, wall: float, agent: str
+    ) -> Reply:
+        assert self._renderer is not None
+        path = request.path
+        is_robots = path == "/robots.txt"
+        if index in self._hang and (self._hang[index] or not is_robots):
+            name = self.hosts[index]
+            self._record(LoggedRequest(start, start, wall, name, request.raw_path, 0, agent))
+            await self._sleep(HANG_SECONDS)
+            return Reply(503, "text/plain", b"gave up waiting\n")
+        await self._sleep(self._delay.get(index, self.spec.spec_for(index).delay))
+        pushback = None if is_robots else self._pushback.get(index)
+        if pushback is not None:
+            headers: tuple[tuple[str, str], ...] = ()
+            if pushback.retry_after is not None:
+                headers = (("Retry-After", f"{pushback.retry_after:g}"),)
+            return Reply(pushback.status, "text/plain", b"slow down\n", headers)
+        spec = self.spec.spec_for(index)
+        flaky = path == "/flaky" and Feature.RETRY_AFTER in spec.features
+        if flaky and index not in self._flaky_done:
+            self._flaky_done.add(index)
+            return Reply(503, "text/plain", b"try again\n", (("Retry-After", "1"),))
+        gzipped = _accepts_gzip(request.headers.get("Accept-Encoding", ""))
+        return self._renderer.respond(index, path, gzipped=gzipped)
+
+
+async def serve(spec: SimWebSpec, host: str, port: int) -> None:
+    """Serve ``spec`` on ``host:port`` until cancelled (the log is not kept)."""
+    simweb = SimWeb(spec, log_limit=0)
+    await simweb.start(host, port)
+    logger.info(
+        "simweb: %d hosts on %s:%d; resolve '*.%s' to %s (e.g. %s)",
+        spec.hosts,
+        host,
+        simweb.port,
+        spec.suffix,
+        host,
+        simweb.seeds()[0] if simweb.hosts else "-",
+    )
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await simweb.stop()

@@ -1,0 +1,235 @@
+"""Fetcher against a local server: decoding, limits, redirects, failures as outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+import time
+import zlib
+from collections.abc import AsyncIterator
+
+import brotli
+import pytest
+
+from headway.fetch.client import Fetcher
+from headway.policy.outcome import Outcome
+from tests.fetch.conftest import BIG, HTML, USER_AGENT, Server, echo_headers, make_config
+
+
+async def test_200_html(server: Server, fetcher: Fetcher) -> None:
+    before = time.time()
+    r = await fetcher.fetch(server.url("/page"))
+    assert r.outcome is Outcome.OK
+    assert r.status == 200 and r.reason == "OK"
+    assert r.body == HTML and r.raw_body is r.body
+    assert r.truncated is None and r.error is None
+    assert r.ip == "127.0.0.1"
+    assert r.http_version == "1.1" and r.method == "GET"
+    assert r.header("content-type") == "text/html"
+    assert before <= r.started_at <= time.time() and 0 <= r.duration < 2
+    assert server.log == ["/page"]
+
+
+async def test_request_headers_as_sent(server: Server, fetcher: Fetcher) -> None:
+    r = await fetcher.fetch(server.url("/echo"))
+    seen = echo_headers(r.body)
+    assert seen["user-agent"] == USER_AGENT
+    assert seen["accept-encoding"] == "gzip, deflate, br"
+    assert seen["host"] == f"site-a.test:{server.port}"
+    assert "accept-language" not in seen and "cookie" not in seen
+    sent = {k.lower(): v for k, v in r.request_headers}
+    assert sent["host"] == seen["host"]
+    assert sent["user-agent"] == USER_AGENT
+    assert sent["accept"] == seen["accept"]
+
+
+async def test_accept_language_sent_when_set(server: Server) -> None:
+    async with Fetcher(make_config(accept_language="fr, en;q=0.5")) as f:
+        r = await f.fetch(server.url("/echo"))
+    assert echo_headers(r.body)["accept-language"] == "fr, en;q=0.5"
+
+
+async def test_response_headers_raw_with_duplicates(server: Server, fetcher: Fetcher) -> None:
+    r = await fetcher.fetch(server.url("/dup"))
+    assert [v for k, v in r.response_headers if k == "X-Dup"] == ["one", "two"]
+    assert r.header("x-dup") == "one"
+
+
+@pytest.mark.parametrize(
+    ("path", "encode"),
+    [
+        ("/gzip", gzip.compress),
+        ("/deflate", zlib.compress),
+        ("/br", brotli.compress),
+    ],
+)
+async def test_encoded_bodies_decoded_raw_kept(
+    server: Server, fetcher: Fetcher, path: str, encode: object
+) -> None:
+    r = await fetcher.fetch(server.url(path))
+    assert r.outcome is Outcome.OK and r.error is None
+    assert r.body == HTML
+    assert r.raw_body != HTML and len(r.raw_body) < len(HTML)
+    assert r.truncated is None
+
+
+async def test_raw_deflate_decoded(server: Server, fetcher: Fetcher) -> None:
+    r = await fetcher.fetch(server.url("/raw-deflate"))
+    assert r.body == HTML
+
+
+async def test_corrupt_encoding_is_invalid_response(server: Server, fetcher: Fetcher) -> None:
+    r = await fetcher.fetch(server.url("/bad-gzip"))
+    assert r.outcome is Outcome.INVALID_RESPONSE
+    assert r.status == 200 and r.error and "gzip" in r.error
+    assert r.raw_body == b"this is not gzip at all" and r.body == b""
+
+
+@pytest.mark.parametrize("path", ["/big", "/big-chunked"])
+async def test_body_cut_at_max_body(server: Server, path: str) -> None:
+    async with Fetcher(make_config(max_body=100_000)) as f:
+        r = await f.fetch(server.url(path))
+        assert r.outcome is Outcome.OK
+        assert len(r.raw_body) == 100_000 and r.truncated == "length"
+        assert f.statistics().bytes_received == 100_000
+        # The cut connection is not reused: the next fetch still works.
+        again = await f.fetch(server.url("/page"))
+    assert again.body == HTML
+
+
+async def test_body_exactly_at_limit_is_not_truncated(server: Server) -> None:
+    async with Fetcher(make_config(max_body=len(HTML))) as f:
+        r = await f.fetch(server.url("/page"))
+    assert r.body == HTML and r.truncated is None
+
+
+async def test_decompression_bomb_capped(server: Server) -> None:
+    async with Fetcher(make_config(max_decoded=1_000_000)) as f:
+        r = await f.fetch(server.url("/bomb"))
+    assert r.outcome is Outcome.OK
+    assert len(r.body) == 1_000_000 and r.truncated == "decoded-length"
+    assert len(r.raw_body) < 256 * 1024
+
+
+async def test_redirect_not_followed(server: Server, fetcher: Fetcher) -> None:
+    r = await fetcher.fetch(server.url("/redirect"))
+    assert r.outcome is Outcome.REDIRECT and r.status == 302
+    assert r.header("Location") == "/page?from=redirect"
+    assert server.log == ["/redirect"]
+
+
+@pytest.mark.parametrize(
+    ("code", "outcome"),
+    [(404, Outcome.CLIENT_ERROR), (429, Outcome.THROTTLED), (503, Outcome.UNAVAILABLE)],
+)
+async def test_status_outcomes(server: Server, fetcher: Fetcher, code: int, outcome: Outcome) -> None:
+    r = await fetcher.fetch(server.url(f"/status/{code}"))
+    assert r.outcome is outcome and r.status == code and r.error is None
+
+
+async def test_robots_redirects_followed(server: Server, fetcher: Fetcher) -> None:
+    r, final = await fetcher.fetch_robots(server.url("/chain/5/robots.txt"))
+    assert r.outcome is Outcome.OK
+    assert b"Disallow: /private" in r.body
+    assert final == server.url("/chain/0/robots.txt")
+    assert len(server.log) == 6
+
+
+async def test_robots_gives_up_after_five_redirects(server: Server, fetcher: Fetcher) -> None:
+    r, final = await fetcher.fetch_robots(server.url("/chain/6/robots.txt"))
+    assert r.outcome is Outcome.REDIRECT and r.status == 301
+    assert final == server.url("/chain/1/robots.txt")
+    assert len(server.log) == 6
+
+
+async def test_robots_body_capped(server: Server) -> None:
+    async with Fetcher(make_config(max_robots=1000)) as f:
+        r, _ = await f.fetch_robots(server.url("/big"))
+    assert len(r.raw_body) == 1000 and r.truncated == "length"
+
+
+async def test_total_timeout(server: Server) -> None:
+    async with Fetcher(make_config(total_timeout=0.5)) as f:
+        t0 = time.monotonic()
+        r = await f.fetch(server.url("/sleep"))
+        elapsed = time.monotonic() - t0
+        assert f.statistics().errors_by_outcome == {"timeout": 1}
+    assert r.outcome is Outcome.TIMEOUT and r.status is None and r.error
+    assert 0.4 <= elapsed < 1.5 and 0.4 <= r.duration < 1.5
+
+
+async def test_read_timeout_mid_body_keeps_partial_body(server: Server) -> None:
+    async with Fetcher(make_config(read_timeout=0.3)) as f:
+        r = await f.fetch(server.url("/slow-body"))
+    assert r.outcome is Outcome.TIMEOUT and r.status == 200
+    assert r.raw_body == b"<html>first part" and r.truncated == "time"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_connection_refused(fetcher: Fetcher) -> None:
+    r = await fetcher.fetch(f"http://site-a.test:{_closed_port()}/")
+    assert r.outcome is Outcome.CONNECTION_ERROR and r.status is None and r.error
+
+
+async def test_unknown_host_is_dns_error(fetcher: Fetcher) -> None:
+    r = await fetcher.fetch("http://no-such-host.invalid/")
+    assert r.outcome is Outcome.DNS_ERROR and r.error and r.status is None
+
+
+async def test_loopback_refused_by_guard(server: Server) -> None:
+    async with Fetcher(make_config(allow_loopback=False)) as f:
+        named = await f.fetch(server.url("/page"))
+        literal = await f.fetch(f"http://127.0.0.1:{server.port}/page")
+        mapped = await f.fetch(f"http://[::ffff:127.0.0.1]:{server.port}/page")
+        stats = f.statistics()
+    for r in (named, literal, mapped):
+        assert r.outcome is Outcome.BLOCKED_ADDRESS and r.error and "loopback" in r.error
+    assert server.log == []
+    assert stats.errors_by_outcome == {"blocked_address": 3} and stats.in_flight == 0
+
+
+async def test_wildcard_override(server: Server) -> None:
+    config = make_config(resolve={"*.sim.test": "127.0.0.1"})
+    async with Fetcher(config) as f:
+        deep = await f.fetch(server.url("/page", host="www.a.sim.test"))
+        bare = await f.fetch(server.url("/page", host="sim.test"))
+    assert deep.outcome is Outcome.OK and deep.body == HTML
+    assert bare.outcome is Outcome.DNS_ERROR
+
+
+@pytest.fixture
+async def garbage_port() -> AsyncIterator[int]:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1024)
+        writer.write(b"\x00\xff\x13garbage that is not HTTP\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    srv = await asyncio.start_server(answer, "127.0.0.1", 0)
+    yield int(srv.sockets[0].getsockname()[1])
+    srv.close()
+    await srv.wait_closed()
+
+
+async def test_garbage_instead_of_http(fetcher: Fetcher, garbage_port: int) -> None:
+    r = await fetcher.fetch(f"http://site-a.test:{garbage_port}/")
+    assert r.outcome is Outcome.INVALID_RESPONSE
+    assert r.status is None and r.error
+
+
+async def test_not_http_url(fetcher: Fetcher) -> None:
+    r = await fetcher.fetch("ftp://site-a.test/file")
+    assert r.outcome is Outcome.INVALID_RESPONSE and r.error
+
+
+async def test_statistics_count_requests(server: Server, fetcher: Fetcher) -> None:
+    await asyncio.gather(*(fetcher.fetch(server.url("/page")) for _ in range(5)))
+    stats = fetcher.statistics()
+    assert stats.requests == 5 and stats.in_flight == 0
+    assert stats.bytes_received == 5 * len(HTML) and stats.errors_by_outcome == {}

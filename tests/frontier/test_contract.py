@@ -1,0 +1,285 @@
+"""Contract suite of ``FrontierStore``: every backend must pass it unchanged."""
+
+from __future__ import annotations
+
+import random
+
+from headway.frontier.store import (
+    Completion,
+    FrontierLimits,
+    FrontierStore,
+    Settle,
+)
+from tests.frontier.conftest import TEST_LIMITS, OpenStore, entry
+
+
+def urls(host: str, n: int, start: int = 0) -> list[str]:
+    return [f"http://{host}/p{i}" for i in range(start, start + n)]
+
+
+# -- admission and the seen filter ---------------------------------------------------
+
+
+def test_add_counts_new_and_duplicates_within_and_across_batches(store: FrontierStore) -> None:
+    first = store.add([entry(u) for u in [*urls("a.test", 3), "http://a.test/p0"]], now=0)
+    assert (first.added, first.duplicates, first.evicted) == (3, 1, 0)
+    assert sum(first.shed.values()) == 0
+    again = store.add([entry(u) for u in urls("a.test", 5)], now=1)
+    assert (again.added, again.duplicates) == (2, 3)
+    c = store.counts()
+    assert (c.queued, c.seen, c.hosts_queued) == (5, 5, 1)
+
+
+def test_duplicate_stays_seen_after_it_was_fetched(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/x")], now=0)
+    (leased,) = store.lease("a.test", 5, now=0, lease_seconds=60)
+    store.complete([Completion(leased.id, Settle.DONE)], [], now=1)
+    assert store.add([entry("http://a.test/x")], now=2).duplicates == 1
+    assert store.counts().queued == 0
+
+
+# -- leasing -------------------------------------------------------------------------
+
+
+def test_lease_best_priority_then_oldest_first(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/c", 5), entry("http://a.test/a", 1)], now=0)
+    store.add([entry("http://a.test/b", 1), entry("http://a.test/d", 0)], now=0)
+    got = store.lease("a.test", 3, now=0, lease_seconds=30)
+    assert [u.url for u in got] == ["http://a.test/d", "http://a.test/a", "http://a.test/b"]
+    assert all(u.lease_expires == 30 and u.host == "a.test" for u in got)
+    assert [u.url for u in store.lease("a.test", 3, now=0, lease_seconds=30)] == ["http://a.test/c"]
+    assert store.lease("a.test", 3, now=0, lease_seconds=30) == []
+
+
+def test_lease_is_per_host_and_carries_the_entry(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/1", 2, depth=3, via="http://s.test/")], now=0)
+    store.add([entry(u) for u in urls("b.test", 4)], now=0)
+    (a,) = store.lease("a.test", 10, now=0, lease_seconds=5)
+    assert (a.url, a.depth, a.priority, a.via, a.attempts) == ("http://a.test/1", 3, 2, "http://s.test/", 0)
+    assert a.fp == entry("http://a.test/1").fp
+    assert len(store.lease("b.test", 10, now=0, lease_seconds=5)) == 4
+    assert store.lease("nowhere.test", 10, now=0, lease_seconds=5) == []
+    c = store.counts()
+    assert (c.queued, c.leased, c.hosts_queued) == (0, 5, 0)
+
+
+# -- host scheduling -----------------------------------------------------------------
+
+
+def test_ready_hosts_ordered_by_ready_time_with_exclude_and_limit(store: FrontierStore) -> None:
+    for h in ("a.test", "b.test", "c.test", "d.test"):
+        store.add([entry(f"http://{h}/")], now=0)
+    store.set_host_ready_at("a.test", 30)
+    store.set_host_ready_at("b.test", 10)
+    store.set_host_ready_at("c.test", 20)
+    store.set_host_ready_at("idle.test", 1)  # no queued URL: never listed
+    assert store.ready_hosts(now=25, limit=10) == [("d.test", 0), ("b.test", 10), ("c.test", 20)]
+    assert store.ready_hosts(now=25, limit=2) == [("d.test", 0), ("b.test", 10)]
+    assert store.ready_hosts(now=100, limit=2, exclude={"d.test", "b.test"}) == [
+        ("c.test", 20),
+        ("a.test", 30),
+    ]
+    assert store.next_ready_time() == 0
+    assert store.next_ready_time(exclude={"d.test"}) == 10
+    assert store.next_ready_time(exclude={"a.test", "b.test", "c.test", "d.test"}) is None
+
+
+def test_next_ready_time_none_when_nothing_queued(store: FrontierStore) -> None:
+    assert store.next_ready_time() is None
+    store.add([entry("http://a.test/")], now=0)
+    store.lease("a.test", 1, now=0, lease_seconds=5)
+    assert store.next_ready_time() is None
+    assert store.ready_hosts(now=1e12, limit=10) == []
+
+
+def test_set_host_ready_at_moves_host_both_ways(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/")], now=0)
+    store.set_host_ready_at("a.test", 50)
+    assert store.ready_hosts(now=49, limit=5) == []
+    assert store.next_ready_time() == 50
+    store.set_host_ready_at("a.test", 5)
+    assert store.ready_hosts(now=49, limit=5) == [("a.test", 5)]
+
+
+def test_retry_requeues_with_not_before_and_attempts(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/r"), entry("http://a.test/s", 9)], now=0)
+    r, s = store.lease("a.test", 2, now=0, lease_seconds=60)
+    store.complete([Completion(r.id, Settle.RETRY, not_before=100)], [], now=1)
+    store.complete([Completion(s.id, Settle.DONE)], [], now=1)
+    assert store.ready_hosts(now=99, limit=5) == []
+    assert store.next_ready_time() == 100
+    assert store.lease("a.test", 5, now=99, lease_seconds=60) == []
+    assert store.ready_hosts(now=100, limit=5) == [("a.test", 100)]
+    (again,) = store.lease("a.test", 5, now=100, lease_seconds=60)
+    assert (again.id, again.url, again.attempts) == (r.id, r.url, 1)
+
+
+def test_host_ready_time_is_max_of_ready_at_and_not_before(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/1", not_before=40), entry("http://a.test/2", not_before=70)], 0)
+    store.set_host_ready_at("a.test", 20)
+    assert store.next_ready_time() == 40
+    store.set_host_ready_at("a.test", 50)
+    assert store.next_ready_time() == 50
+    (first,) = store.lease("a.test", 5, now=60, lease_seconds=5)
+    assert first.url == "http://a.test/1"
+    assert store.next_ready_time() == 70
+
+
+# -- settling ------------------------------------------------------------------------
+
+
+def test_complete_settle_kinds_and_idempotence(store: FrontierStore) -> None:
+    store.add([entry(u) for u in urls("a.test", 3)], now=0)
+    a, b, c = store.lease("a.test", 3, now=0, lease_seconds=60)
+    done = [Completion(a.id, Settle.DONE), Completion(b.id, Settle.FAILED)]
+    res = store.complete(done, [entry("http://b.test/new"), entry(a.url)], now=1)
+    assert (res.added, res.duplicates) == (1, 1)
+    counts = store.counts()
+    assert (counts.done, counts.failed, counts.leased, counts.queued) == (1, 1, 1, 1)
+    # settling again, settling unknown ids and settling a QUEUED URL change nothing
+    store.complete([*done, Completion(a.id, Settle.RETRY), Completion(99_999, Settle.DONE)], [], 2)
+    (queued,) = store.lease("b.test", 1, now=2, lease_seconds=60)
+    store.complete([Completion(queued.id, Settle.RETRY)], [], now=3)
+    store.complete([Completion(queued.id, Settle.DONE)], [], now=3)
+    counts = store.counts()
+    assert (counts.done, counts.failed, counts.leased, counts.queued) == (1, 1, 1, 1)
+    store.complete([Completion(c.id, Settle.DONE), Completion(c.id, Settle.FAILED)], [], now=4)
+    counts = store.counts()
+    assert (counts.done, counts.failed, counts.leased) == (2, 1, 0)
+
+
+# -- budgets and shedding ------------------------------------------------------------
+
+
+def test_host_budget_keeps_exactly_the_best_priorities(open_store: OpenStore) -> None:
+    budget = 40
+    store = open_store(FrontierLimits(host_budget=budget, bloom_capacity=10_000))
+    rng = random.Random(7)
+    offered = [(f"http://big.test/{i}", rng.randrange(0, 25)) for i in range(3 * budget)]
+    rng.shuffle(offered)
+    added = evicted = shed = 0
+    for i in range(0, len(offered), 17):
+        res = store.add([entry(u, p) for u, p in offered[i : i + 17]], now=0)
+        added += res.added
+        evicted += res.evicted
+        shed += res.shed["host-budget"]
+        assert res.shed["frontier-full"] == 0
+    leased = store.lease("big.test", 10 * budget, now=0, lease_seconds=60)
+    assert sorted(u.priority for u in leased) == sorted(p for _, p in offered)[:budget]
+    assert added - evicted == budget
+    assert evicted > 0
+    assert shed == 2 * budget  # every offered URL is kept or shed (evicted ones count as shed)
+    assert store.counts().shed == {"host-budget": shed, "frontier-full": 0}
+    # shed URLs stay seen: offering them again admits nothing
+    again = store.add([entry(u, 0) for u, _ in offered], now=1)
+    assert (again.added, again.duplicates) == (0, len(offered))
+
+
+def test_host_budget_counts_fetched_urls_and_never_evicts_them(open_store: OpenStore) -> None:
+    store = open_store(FrontierLimits(host_budget=3, bloom_capacity=1000))
+    store.add([entry(u, 5) for u in urls("a.test", 3)], now=0)
+    for u in store.lease("a.test", 3, now=0, lease_seconds=60):
+        store.complete([Completion(u.id, Settle.DONE)], [], now=1)
+    res = store.add([entry("http://a.test/better", 0), entry("http://b.test/other", 9)], now=2)
+    assert (res.added, res.evicted, res.shed["host-budget"]) == (1, 0, 1)
+    assert store.counts().queued == 1
+
+
+def test_max_queued_sheds_lowest_priority_globally(open_store: OpenStore) -> None:
+    store = open_store(FrontierLimits(max_queued=10, bloom_capacity=1000))
+    offered = [(f"http://h{i % 5}.test/{i}", (i * 7) % 13) for i in range(25)]
+    first = store.add([entry(u, p) for u, p in offered[:12]], now=0)
+    second = store.add([entry(u, p) for u, p in offered[12:]], now=0)
+    assert first.added + second.added - first.evicted - second.evicted == 10
+    assert first.shed["frontier-full"] + second.shed["frontier-full"] == 15
+    assert second.evicted > 0
+    kept = []
+    for h in range(5):
+        kept += [u.priority for u in store.lease(f"h{h}.test", 100, now=0, lease_seconds=9)]
+    assert sorted(kept) == sorted(p for _, p in offered)[:10]
+    c = store.counts()
+    assert (c.seen, c.shed["frontier-full"], c.shed["host-budget"]) == (25, 15, 0)
+
+
+# -- leases --------------------------------------------------------------------------
+
+
+def test_reclaim_expired_is_bounded_and_keeps_attempts(store: FrontierStore) -> None:
+    store.add([entry(u) for u in urls("a.test", 5)], now=0)
+    leased = store.lease("a.test", 5, now=0, lease_seconds=10)
+    assert store.reclaim_expired(now=10) == 0  # expires at 10: not yet expired
+    assert store.reclaim_expired(now=11, limit=3) == 3
+    assert store.counts().queued == 3
+    assert store.reclaim_expired(now=11, limit=3) == 2
+    again = store.lease("a.test", 10, now=12, lease_seconds=10)
+    assert sorted(u.id for u in again) == sorted(u.id for u in leased)
+    assert all(u.attempts == 0 for u in again)
+    # a reclaimed lease can no longer be settled by its old holder: it is leased again
+    c = store.counts()
+    assert (c.queued, c.leased) == (0, 5)
+
+
+def test_release_all_leases(store: FrontierStore) -> None:
+    store.add([entry(u) for u in urls("a.test", 3) + urls("b.test", 2)], now=0)
+    store.lease("a.test", 2, now=0, lease_seconds=1000)
+    store.lease("b.test", 2, now=0, lease_seconds=1000)
+    assert store.release_all_leases() == 4
+    c = store.counts()
+    assert (c.queued, c.leased, c.hosts_queued) == (5, 0, 2)
+    assert store.release_all_leases() == 0
+
+
+def test_drop_host_fails_queued_urls_only(store: FrontierStore) -> None:
+    store.add([entry(u) for u in urls("a.test", 4) + urls("b.test", 1)], now=0)
+    (inflight,) = store.lease("a.test", 1, now=0, lease_seconds=60)
+    assert store.drop_host("a.test", "opt-out") == 3
+    assert store.drop_host("a.test", "opt-out") == 0
+    assert store.drop_host("unknown.test", "opt-out") == 0
+    c = store.counts()
+    assert (c.queued, c.leased, c.failed, c.hosts_queued) == (1, 1, 3, 1)
+    assert [h for h, _ in store.ready_hosts(now=1, limit=10)] == ["b.test"]
+    store.complete([Completion(inflight.id, Settle.DONE)], [], now=1)
+    assert store.counts().done == 1
+
+
+# -- persistence ---------------------------------------------------------------------
+
+
+def test_state_survives_close_and_reopen(open_store: OpenStore) -> None:
+    limits = FrontierLimits(host_budget=2, bloom_capacity=1000)
+    store = open_store(limits)
+    store.add([entry(u, i) for i, u in enumerate(urls("a.test", 4))], now=0)  # 2 shed
+    store.add([entry(u) for u in urls("b.test", 2)], now=0)
+    (leased,) = store.lease("b.test", 1, now=0, lease_seconds=60)
+    store.set_host_ready_at("a.test", 77)
+    store.set_meta("seeds", "loaded")
+    store.set_meta("seeds", "done")
+    before = store.counts()
+    store.close()
+    store = open_store(limits)
+    assert store.counts() == before
+    assert store.get_meta("seeds") == "done"
+    assert store.get_meta("missing") is None
+    assert store.release_all_leases() == 1
+    assert store.ready_hosts(now=10, limit=5) == [("b.test", 0)]
+    assert store.next_ready_time(exclude={"b.test"}) == 77
+    res = store.add([entry(u) for u in urls("a.test", 4) + urls("b.test", 2)], now=1)
+    assert (res.added, res.duplicates) == (0, 6)
+    got = store.lease("b.test", 5, now=1, lease_seconds=60)
+    assert leased.id in {u.id for u in got}
+    assert store.counts().shed == {"host-budget": 2, "frontier-full": 0}
+
+
+def test_saturated_bloom_never_drops_a_new_url(open_store: OpenStore) -> None:
+    store = open_store(FrontierLimits(bloom_capacity=1, bloom_error=0.5))
+    offered = [entry(u) for u in urls("a.test", 3000)]
+    added = sum(store.add(offered[i : i + 500], now=0).added for i in range(0, 3000, 500))
+    assert added == 3000
+    res = store.add(offered, now=0)
+    assert (res.added, res.duplicates) == (0, 3000)
+    assert store.counts().seen == 3000
+
+
+def test_default_limits_are_the_documented_ones() -> None:
+    assert TEST_LIMITS.host_budget == FrontierLimits().host_budget == 10_000
+    assert FrontierLimits().max_queued == 10_000_000

@@ -1,0 +1,173 @@
+"""canonicalize, canonicalize_many and host_key: table tests and properties."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from headway.urls.canonical import (
+    DEFAULT_TRACKING_PARAMS,
+    CanonOptions,
+    canonicalize,
+    canonicalize_many,
+    host_key,
+)
+
+BASE = "https://www.example.com/news/2024/story.html?id=7"
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "expected"),
+    [
+        ("HTTP://WWW.Example.COM/Path", None, "http://www.example.com/Path"),
+        ("http://example.com:80/", None, "http://example.com/"),
+        ("https://example.com:443/", None, "https://example.com/"),
+        ("https://example.com:8443/", None, "https://example.com:8443/"),
+        ("http://example.com", None, "http://example.com/"),
+        ("http://example.com/a/./b/../c", None, "http://example.com/a/c"),
+        ("http://example.com/#frag", None, "http://example.com/"),
+        ("http://example.com/?", None, "http://example.com/"),
+        ("http://example.com/?#x", None, "http://example.com/"),
+        ("http://example.com/%7euser/%3a%2f", None, "http://example.com/~user/%3A%2F"),
+        ("http://example.com/a%41%2D", None, "http://example.com/aA-"),
+        ("http://example.com/caf%e9", None, "http://example.com/caf%E9"),
+        ("http://example.com/résumé", None, "http://example.com/r%C3%A9sum%C3%A9"),
+        ("http://bücher.de/", None, "http://xn--bcher-kva.de/"),
+        ("http://example.com/?b=2&a=1&a=0", None, "http://example.com/?a=1&a=0&b=2"),
+        ("http://example.com/?utm_source=x&UTM_Medium=y", None, "http://example.com/"),
+        ("http://example.com/?q=1&gclid=abc&FBCLID=z", None, "http://example.com/?q=1"),
+        ("http://example.com/?a=1&&b=2&", None, "http://example.com/?a=1&b=2"),
+        ("http://example.com/?q=a+b", None, "http://example.com/?q=a+b"),
+        ("  http://example.com/x \n", None, "http://example.com/x"),
+        ("http://user:Pass@example.com/", None, "http://user:Pass@example.com/"),
+        ("../about/", BASE, "https://www.example.com/news/about/"),
+        ("?page=2", BASE, "https://www.example.com/news/2024/story.html?page=2"),
+        ("#top", BASE, "https://www.example.com/news/2024/story.html?id=7"),
+        ("//cdn.example.net/a.js", BASE, "https://cdn.example.net/a.js"),
+        ("/a b", BASE, "https://www.example.com/a%20b"),
+    ],
+)
+def test_canonicalize_table(url: str, base: str | None, expected: str) -> None:
+    assert canonicalize(url, base) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "base"),
+    [
+        ("mailto:someone@example.com", None),
+        ("javascript:void(0)", BASE),
+        ("ftp://example.com/file", None),
+        ("data:text/html,hi", None),
+        ("relative/path", None),
+        ("http://exa mple.com/", None),
+        ("http://[::1/", None),
+        ("http://999.999.999.999/", None),
+        ("https://ex%00ample.com/", None),
+        ("http://\ud800.com/", None),
+        ("", None),
+        ("", "not a base"),
+    ],
+)
+def test_canonicalize_rejects(url: str, base: str | None) -> None:
+    assert canonicalize(url, base) is None
+
+
+def test_options_control_stripping_and_sorting() -> None:
+    url = "http://example.com/?z=1&utm_source=a&ref=x&a=2"
+    keep_all = CanonOptions(strip_params=frozenset(), strip_prefixes=(), sort_query=False)
+    assert canonicalize(url, options=keep_all) == url
+    custom = CanonOptions(strip_params=frozenset({"ref"}), strip_prefixes=(), sort_query=True)
+    assert canonicalize(url, options=custom) == "http://example.com/?a=2&utm_source=a&z=1"
+
+
+def test_default_tracking_params_are_lower_case_and_documented_names() -> None:
+    assert all(p == p.lower() for p in DEFAULT_TRACKING_PARAMS)
+    for name in ("gclid", "fbclid", "msclkid", "dclid", "yclid", "gbraid", "wbraid"):
+        assert name in DEFAULT_TRACKING_PARAMS
+    for name in ("mc_cid", "mc_eid", "_ga", "_gl", "igshid"):
+        assert name in DEFAULT_TRACKING_PARAMS
+
+
+def test_canonicalize_many_dedupes_in_first_seen_order() -> None:
+    hrefs = [
+        "b.html",
+        "a.html#x",
+        "mailto:x@y.z",
+        "a.html",
+        "B.html",
+        "./b.html",
+        "http://[bad",
+        "/q?b=1&a=2&utm_campaign=z",
+        "/q?a=2&b=1",
+    ]
+    assert canonicalize_many(BASE, hrefs) == [
+        "https://www.example.com/news/2024/b.html",
+        "https://www.example.com/news/2024/a.html",
+        "https://www.example.com/news/2024/B.html",
+        "https://www.example.com/q?a=2&b=1",
+    ]
+
+
+def test_canonicalize_many_matches_canonicalize() -> None:
+    hrefs = ["x", "/y?b=1&a=%7e", "#f", "//other.org:80/z", "%41", "?", "tel:123"]
+    expected: list[str] = []
+    for h in hrefs:
+        c = canonicalize(h, BASE)
+        if c is not None and c not in expected:
+            expected.append(c)
+    assert canonicalize_many(BASE, hrefs) == expected
+
+
+def test_invalid_base_rejects_every_link_like_a_browser() -> None:
+    assert canonicalize_many("not a url", ["a", "http://ok.org/"]) == []
+    assert canonicalize("http://ok.org/", "not a url") is None
+    assert canonicalize("http://ok.org/", "\ud800") is None
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("http://example.com/", "example.com"),
+        ("https://example.com:8443/a?b", "example.com:8443"),
+        ("http://user:pw@example.com:81/", "example.com:81"),
+        ("http://[::1]:8080/", "[::1]:8080"),
+        ("http://127.0.0.1/", "127.0.0.1"),
+        ("http://example.com?x", "example.com"),
+        ("nonsense", ""),
+    ],
+)
+def test_host_key(url: str, key: str) -> None:
+    assert host_key(url) == key
+
+
+_segment = st.text(alphabet=st.sampled_from(list("abcXYZ019-._~%/:;@!$&'()*+,=?#é ")), max_size=12)
+_host = st.sampled_from(
+    ["example.com", "EXAMPLE.org", "bücher.de", "127.0.0.1", "[::1]", "a.b.c.d", "xn--n3h.com"]
+)
+
+
+@st.composite
+def http_urls(draw: st.DrawFn) -> str:
+    scheme = draw(st.sampled_from(["http", "https", "HTTP"]))
+    port = draw(st.sampled_from(["", ":80", ":443", ":8080"]))
+    path = "/".join(draw(st.lists(_segment, max_size=4)))
+    query = draw(st.one_of(st.just(""), _segment.map(lambda s: "?" + s)))
+    return f"{scheme}://{draw(_host)}{port}/{path}{query}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(http_urls())
+def test_canonicalize_is_idempotent(url: str) -> None:
+    once = canonicalize(url)
+    if once is not None:
+        assert canonicalize(once) == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(http_urls(), st.sampled_from(["a", "../b?x=1", "/c%7e", "?q", "#f", "//h.org/p"]))
+def test_resolved_links_are_fixed_points(base: str, href: str) -> None:
+    got = canonicalize(href, base)
+    if got is not None:
+        assert canonicalize(got) == got
+        assert "#" not in got

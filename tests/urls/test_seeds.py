@@ -1,0 +1,96 @@
+"""parse_seeds and load_seeds: table tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headway.errors import SeedError
+from headway.urls.canonical import CanonOptions
+from headway.urls.seeds import SeedProblem, load_seeds, parse_seeds
+
+LINES = [
+    "# seeds for the test crawl",  # 1
+    "",  # 2
+    "example.org",  # 3
+    "https://Example.org/",  # 4 duplicate of 3
+    "example.org/news?utm_source=x  # launch list",  # 5
+    "http://blog.example.net:8080/a/../b",  # 6
+    "   ",  # 7
+    "ftp://files.example.com/",  # 8
+    "mailto:web@example.com",  # 9
+    "http://exa mple.com/",  # 10
+    "http://[broken/",  # 11
+    "localhost:8080",  # 12
+    "https://example.org/page#section",  # 13
+    "/just/a/path",  # 14
+    "bücher.de",  # 15
+]
+
+
+def test_parse_seeds_table() -> None:
+    seeds, problems = parse_seeds(LINES)
+    assert seeds == [
+        "https://example.org/",
+        "https://example.org/news",
+        "http://blog.example.net:8080/b",
+        "https://localhost:8080/",
+        "https://example.org/page",
+        "https://xn--bcher-kva.de/",
+    ]
+    assert [(p.line_no, p.line) for p in problems] == [
+        (8, "ftp://files.example.com/"),
+        (9, "mailto:web@example.com"),
+        (10, "http://exa mple.com/"),
+        (11, "http://[broken/"),
+        (14, "/just/a/path"),
+    ]
+    reasons = {p.line_no: p.reason for p in problems}
+    assert "unsupported scheme 'ftp'" in reasons[8]
+    assert "unsupported scheme 'mailto'" in reasons[9]
+    assert "whitespace" in reasons[10]
+    assert reasons[11] == "not a valid URL"
+
+
+def test_default_scheme_and_options() -> None:
+    seeds, problems = parse_seeds(
+        ["example.org/?b=1&a=2"], default_scheme="http", options=CanonOptions(sort_query=False)
+    )
+    assert seeds == ["http://example.org/?b=1&a=2"]
+    assert problems == []
+    with pytest.raises(ValueError):
+        parse_seeds(["example.org"], default_scheme="ftp")
+
+
+def test_seed_problem_is_a_value() -> None:
+    p = SeedProblem(3, "x", "bad")
+    assert p == SeedProblem(3, "x", "bad")
+    with pytest.raises(AttributeError):
+        p.reason = "other"  # type: ignore[misc]
+
+
+def test_load_seeds_reads_utf8_with_bom(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_bytes("\ufeffexample.org\r\nnot a seed\r\nhttps://bücher.de/x\r\n".encode())
+    seeds, problems = load_seeds(path)
+    assert seeds == ["https://example.org/", "https://xn--bcher-kva.de/x"]
+    assert [p.line_no for p in problems] == [2]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read seeds file"),
+        (b"example.org\n\xff\xfe\n", "not UTF-8 (line 2)"),
+        (b"", "no valid seed"),
+        (b"# only a comment\n\n", "file is empty"),
+        (b"ftp://a.org/\n", "line 1: unsupported scheme"),
+    ],
+)
+def test_load_seeds_errors(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "seeds.txt"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(SeedError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_seeds(path)
