@@ -11,8 +11,8 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from headway import __version__
@@ -34,8 +34,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help_text = f"{key.help} (default: {_default_text(key)}; env {key.env})"
         if key.choices:
             help_text += f"; one of: {', '.join(key.choices)}"
-        kwargs: dict[str, Any] = {"dest": key.name, "default": argparse.SUPPRESS,
-                                  "help": help_text}
+        kwargs: dict[str, Any] = {"dest": key.name, "default": argparse.SUPPRESS, "help": help_text}
         if key.kind == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
         elif key.kind == "list":
@@ -56,16 +55,20 @@ def _default_text(key: Key) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="headway", description="A polite, fast, crash-safe web crawler writing WARC/1.1.")
+        prog="headway", description="A polite, fast, crash-safe web crawler writing WARC/1.1."
+    )
     parser.add_argument("--version", action="version", version=f"headway {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     crawl = sub.add_parser(
-        "crawl", help="crawl outward from seeds into a crawl directory",
+        "crawl",
+        help="crawl outward from seeds into a crawl directory",
         description="Crawl outward from the seeds, politely, into the crawl directory (--out). "
         "Running the same command again continues an interrupted crawl. Settings come from "
-        "defaults < --config TOML < HEADWAY_* environment < flags.")
-    crawl.add_argument("seeds", type=Path,
-                       help="file of seeds: one URL or bare domain a line, # comments")
+        "defaults < --config TOML < HEADWAY_* environment < flags.",
+    )
+    crawl.add_argument(
+        "seeds", type=Path, help="file of seeds: one URL or bare domain a line, # comments"
+    )
     crawl.add_argument("--config", type=Path, default=None, help="TOML settings file")
     _add_setting_flags(crawl)
     status = sub.add_parser("status", help="show the state of a crawl directory")
@@ -80,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--hosts", type=int, default=50)
     bench.add_argument("--pages", type=int, default=100, help="pages per host")
     bench.add_argument("--parsers", type=int, default=2)
-    bench.add_argument("--out", type=Path, default=None,
-                       help="crawl directory (default: a temporary one)")
+    bench.add_argument(
+        "--out", type=Path, default=None, help="crawl directory (default: a temporary one)"
+    )
     return parser
 
 
@@ -90,8 +94,7 @@ def _setup_logging(fmt: str, quiet: bool) -> None:
     if fmt == "json":
         handler.setFormatter(_JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s",
-                                               "%H:%M:%S"))
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING if quiet else logging.INFO)
@@ -99,8 +102,14 @@ def _setup_logging(fmt: str, quiet: bool) -> None:
 
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return json.dumps({"time": record.created, "level": record.levelname,
-                           "logger": record.name, "message": record.getMessage()})
+        return json.dumps(
+            {
+                "time": record.created,
+                "level": record.levelname,
+                "logger": record.name,
+                "message": record.getMessage(),
+            }
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bench":
             from headway.runtime.bench import run_bench
 
-            return int(run_bench(hosts=args.hosts, pages=args.pages, parsers=args.parsers,
-                             out=args.out))
+            return int(
+                run_bench(hosts=args.hosts, pages=args.pages, parsers=args.parsers, out=args.out)
+            )
     except HeadwayError as exc:
         print(f"headway: error: {exc}", file=sys.stderr)
         return 2
@@ -131,14 +141,14 @@ def _crawl(args: argparse.Namespace) -> int:
     flags = {k.name: getattr(args, k.name) for k in KEYS if hasattr(args, k.name)}
     settings = settings_from_sources(args.config, os.environ, flags)
     _setup_logging(settings.output.log_format, settings.output.quiet)
+    from headway.runtime.node import canon_options
     from headway.urls.canonical import canonicalize  # noqa: F401 - fail early on bad install
     from headway.urls.scope import load_optout
     from headway.urls.seeds import load_seeds
 
-    from headway.runtime.node import canon_options
-
-    seeds, problems = load_seeds(args.seeds, default_scheme=settings.crawl.seed_scheme,
-                                 options=canon_options(settings))
+    seeds, problems = load_seeds(
+        args.seeds, default_scheme=settings.crawl.seed_scheme, options=canon_options(settings)
+    )
     for p in problems:
         log.warning("%s line %d skipped: %s (%r)", args.seeds, p.line_no, p.reason, p.line)
     optout = None
@@ -199,13 +209,15 @@ def _simweb(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if not 1 <= args.hosts <= 100_000 or not 1 <= args.pages <= 1_000_000:
-        print("headway: error: --hosts must be 1..100000 and --pages 1..1000000",
-              file=sys.stderr)
+        print("headway: error: --hosts must be 1..100000 and --pages 1..1000000", file=sys.stderr)
         return 2
     spec = SimWebSpec(hosts=args.hosts, host_spec=HostSpec(pages=args.pages), seed=args.seed)
-    print(f"simulated web: {args.hosts} hosts site0.sim .. site{args.hosts - 1}.sim on "
-          f"127.0.0.1:{args.port}; crawl with --resolve '*.sim=127.0.0.1' --allow-loopback "
-          f"and seeds like http://site0.sim:{args.port}/", flush=True)
+    print(
+        f"simulated web: {args.hosts} hosts site0.sim .. site{args.hosts - 1}.sim on "
+        f"127.0.0.1:{args.port}; crawl with --resolve '*.sim=127.0.0.1' --allow-loopback "
+        f"and seeds like http://site0.sim:{args.port}/",
+        flush=True,
+    )
     t0 = time.monotonic()
     try:
         asyncio.run(serve(spec, "127.0.0.1", args.port))

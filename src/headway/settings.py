@@ -25,8 +25,14 @@ KIB = 1024
 MIB = 1024 * KIB
 
 
-def _opt(default: Any, help: str, *, min: float | None = None, max: float | None = None,
-         choices: tuple[str, ...] | None = None) -> Any:
+def _opt(
+    default: Any,
+    help: str,
+    *,
+    min: float | None = None,
+    max: float | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Any:
     meta = {"help": help, "min": min, "max": max, "choices": choices}
     if isinstance(default, list | tuple):
         return field(default_factory=lambda: tuple(default), metadata=meta)
@@ -79,12 +85,23 @@ class PolitenessSettings:
     delay: float = _opt(1.0, "minimum seconds between request starts to one host", min=0, max=3600)
     max_per_host: int = _opt(1, "ceiling of concurrent requests to one host", min=1, max=64)
     crawl_delay_max: float = _opt(
-        30.0, "largest robots.txt Crawl-delay used as a gap; hosts asking more are parked",
-        min=0, max=86400,
+        30.0,
+        "largest robots.txt Crawl-delay used as a gap; hosts asking more are parked",
+        min=0,
+        max=86400,
     )
     backoff_max: float = _opt(300.0, "cap of the per-host pushback backoff (s)", min=1, max=86400)
     park_seconds: float = _opt(600.0, "cool-down of a host whose health collapsed (s)", min=1)
     robots_ttl: float = _opt(86400.0, "how long a robots.txt stays cached (s)", min=60)
+    robots_retry_base: float = _opt(
+        60.0,
+        "first wait after robots.txt was unreachable or 5xx; doubles per failure (s)",
+        min=0.01,
+        max=86400,
+    )
+    robots_give_up: int = _opt(
+        4, "after this many failed robots.txt fetches in a row the host's URLs fail", min=1, max=100
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,25 +112,27 @@ class FetchSettings:
     total_timeout: float = _opt(30.0, "timeout for one whole fetch (s)", min=0.1, max=3600)
     max_body: int = _opt(256 * KIB, "bytes of body kept; longer bodies are truncated", min=1024)
     max_decoded: int = _opt(8 * MIB, "cap on decompressed body size", min=1024)
-    non_html: str = _opt("store", "non-HTML responses: store in WARC or skip",
-                         choices=("store", "skip"))
+    non_html: str = _opt(
+        "store", "non-HTML responses: store in WARC or skip", choices=("store", "skip")
+    )
     allow_loopback: bool = _opt(False, "allow fetching loopback addresses (tests, local sites)")
     allow_private: bool = _opt(False, "allow fetching private and link-local addresses")
     resolve: tuple[str, ...] = _opt((), "HOST=ADDR or *.SUFFIX=ADDR name override (repeatable)")
     hosts_file: Path | None = _opt(None, "hosts-format file of name overrides")
     dns_ttl: float = _opt(300.0, "DNS cache lifetime (s)", min=0)
     proxy: str | None = _opt(None, "HTTP(S) proxy URL for every request")
-    proxy_concurrency: int = _opt(0, "requests in flight through the proxy (0: concurrency)",
-                                  min=0)
-    quota_status: int = _opt(0, "status that means quota exhausted: pause everything (0: off)",
-                             min=0, max=999)
+    proxy_concurrency: int = _opt(0, "requests in flight through the proxy (0: concurrency)", min=0)
+    quota_status: int = _opt(
+        0, "status that means quota exhausted: pause everything (0: off)", min=0, max=999
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class FrontierSettings:
     host_budget: int = _opt(10_000, "max URLs one host may hold or have fetched", min=1)
-    max_queued: int = _opt(10_000_000, "max queued URLs in the frontier; lowest priority shed",
-                           min=100)
+    max_queued: int = _opt(
+        10_000_000, "max queued URLs in the frontier; lowest priority shed", min=100
+    )
     bloom_capacity: int = _opt(10_000_000, "seen-filter sizing (memory is fixed by it)", min=1000)
     lease_margin: float = _opt(30.0, "lease = total timeout + this margin (s)", min=1)
 
@@ -133,8 +152,7 @@ class RuntimeSettings:
     )
     store_queue: int = _opt(512, "pages waiting for the WARC writer", min=1, max=1_000_000)
     settle_batch: int = _opt(200, "frontier updates per transaction", min=1, max=100_000)
-    metrics_port: int = _opt(0, "serve Prometheus metrics on this port (0: off)",
-                             min=0, max=65535)
+    metrics_port: int = _opt(0, "serve Prometheus metrics on this port (0: off)", min=0, max=65535)
     metrics_interval: float = _opt(10.0, "seconds between metrics.jsonl lines", min=0.1)
     parse_sleep: float = _opt(0.0, "test hook: seconds each parse sleeps", min=0, max=60)
 
@@ -193,8 +211,14 @@ class Key:
 
 
 _KIND_OF = {
-    "str": "str", "int": "int", "float": "float", "bool": "bool", "Path": "path",
-    "tuple[str, ...]": "list", "str | None": "optstr", "Path | None": "optpath",
+    "str": "str",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "Path": "path",
+    "tuple[str, ...]": "list",
+    "str | None": "optstr",
+    "Path | None": "optpath",
 }
 
 
@@ -206,9 +230,18 @@ def _keys() -> list[Key]:
         instance = cls()
         for f in dataclasses.fields(cls):
             kind = _KIND_OF[hints[f.name]]
-            keys.append(Key(sec.name, f.name, kind, getattr(instance, f.name),
-                            f.metadata["help"], f.metadata["min"], f.metadata["max"],
-                            f.metadata["choices"]))
+            keys.append(
+                Key(
+                    sec.name,
+                    f.name,
+                    kind,
+                    getattr(instance, f.name),
+                    f.metadata["help"],
+                    f.metadata["min"],
+                    f.metadata["max"],
+                    f.metadata["choices"],
+                )
+            )
     return keys
 
 
@@ -267,16 +300,25 @@ def coerce(key: Key, value: Any) -> Any:
         raise ConfigError(where, f"expected {_describe(key)}, got {value!r}") from None
     if key.choices is not None and out not in key.choices:
         raise ConfigError(where, f"must be one of {', '.join(key.choices)}; got {out!r}")
-    if isinstance(out, int | float) and not isinstance(out, bool):
-        if (key.min is not None and out < key.min) or (key.max is not None and out > key.max):
-            raise ConfigError(where, f"must be within {_range(key)}; got {out!r}")
+    numeric = isinstance(out, int | float) and not isinstance(out, bool)
+    if numeric and (
+        (key.min is not None and out < key.min) or (key.max is not None and out > key.max)
+    ):
+        raise ConfigError(where, f"must be within {_range(key)}; got {out!r}")
     return out
 
 
 def _describe(key: Key) -> str:
-    kinds = {"int": "an integer", "float": "a number", "bool": "true or false",
-             "path": "a path", "optpath": "a path", "list": "a list of strings",
-             "str": "a string", "optstr": "a string"}
+    kinds = {
+        "int": "an integer",
+        "float": "a number",
+        "bool": "true or false",
+        "path": "a path",
+        "optpath": "a path",
+        "list": "a list of strings",
+        "str": "a string",
+        "optstr": "a string",
+    }
     desc = kinds[key.kind]
     if key.min is not None or key.max is not None:
         desc += f" within {_range(key)}"
@@ -301,7 +343,9 @@ def load_toml(path: Path) -> dict[str, Any]:
     sections = {f.name for f in dataclasses.fields(Settings)}
     for sec, table in data.items():
         if sec not in sections or not isinstance(table, dict):
-            raise ConfigError(sec, f"unknown section in {path}; known: {', '.join(sorted(sections))}")
+            raise ConfigError(
+                sec, f"unknown section in {path}; known: {', '.join(sorted(sections))}"
+            )
         for name, value in table.items():
             key = KEYS_BY_NAME.get(name)
             if key is None or key.section != sec:
@@ -316,7 +360,7 @@ def load_env(environ: Mapping[str, str]) -> dict[str, Any]:
     for var, value in environ.items():
         if not var.startswith("HEADWAY_"):
             continue
-        key = KEYS_BY_NAME.get(var[len("HEADWAY_"):].lower())
+        key = KEYS_BY_NAME.get(var[len("HEADWAY_") :].lower())
         if key is None:
             raise ConfigError(var, "unknown environment setting")
         flat[key.name] = value
@@ -350,7 +394,7 @@ def validate(settings: Settings) -> None:
     if not ua:
         raise ConfigError(
             "identity.user_agent",
-            "a User-Agent is required (--user-agent): sites must be able to tell who crawls "
+            "a User-Agent with a contact URL or e-mail is required (--user-agent): sites "
             'them and how to reach you, e.g. "mybot/1.0 (+https://example.org/bot)"',
         )
     if not _CONTACT.search(ua):
@@ -363,7 +407,9 @@ def validate(settings: Settings) -> None:
         raise ConfigError("identity.user_agent", "must start with the crawler's product token")
     f = settings.fetch
     if f.connect_timeout > f.total_timeout or f.read_timeout > f.total_timeout:
-        raise ConfigError("fetch.total_timeout", "must be at least connect_timeout and read_timeout")
+        raise ConfigError(
+            "fetch.total_timeout", "must be at least connect_timeout and read_timeout"
+        )
     if f.proxy is not None and not re.match(r"^https?://", f.proxy):
         raise ConfigError("fetch.proxy", f"must be an http:// or https:// URL; got {f.proxy!r}")
     for pattern_key in ("include", "exclude"):
@@ -374,8 +420,9 @@ def validate(settings: Settings) -> None:
                 raise ConfigError(f"scope.{pattern_key}", f"bad regex {pattern!r}: {exc}") from None
 
 
-def settings_from_sources(config: Path | None, environ: Mapping[str, str],
-                          flags: Mapping[str, Any]) -> Settings:
+def settings_from_sources(
+    config: Path | None, environ: Mapping[str, str], flags: Mapping[str, Any]
+) -> Settings:
     """The full precedence chain: defaults < TOML < env < flags."""
     file_layer = load_toml(config) if config is not None else {}
     return build_settings(file_layer, load_env(environ), flags)

@@ -15,7 +15,7 @@ import brotli
 import pytest
 from aiohttp import web
 
-from headway.fetch.client import Fetcher, FetchConfig
+from headway.fetch.client import FetchConfig, Fetcher
 
 HTML = b"<!doctype html><html><head><title>A</title></head><body>" + b"<p>hello</p>" * 200
 BIG = 2 * 1024 * 1024
@@ -27,6 +27,7 @@ USER_AGENT = "headway-test/0.1 (+https://example.test/bot)"
 class Server:
     port: int
     log: list[str] = field(default_factory=list)
+    peer_ports: list[int] = field(default_factory=list)
 
     def url(self, path: str, host: str = "site-a.test") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -42,19 +43,23 @@ def gzip_bomb() -> bytes:
     return gzip.compress(b"\0" * BOMB_SIZE, 9)
 
 
-def _app(log: list[str]) -> web.Application:
+def _app(log: list[str], peer_ports: list[int]) -> web.Application:
     bomb = gzip_bomb()
 
     @web.middleware
     async def record(request: web.Request, handler):  # type: ignore[no-untyped-def]
         log.append(request.path_qs)
+        assert request.transport is not None
+        peer_ports.append(request.transport.get_extra_info("peername")[1])
         return await handler(request)
 
     async def page(request: web.Request) -> web.Response:
         return web.Response(body=HTML, content_type="text/html")
 
     def encoded(body: bytes, coding: str) -> web.Response:
-        return web.Response(body=body, headers={"Content-Encoding": coding, "Content-Type": "text/html"})
+        return web.Response(
+            body=body, headers={"Content-Encoding": coding, "Content-Type": "text/html"}
+        )
 
     async def gz(request: web.Request) -> web.Response:
         return encoded(gzip.compress(HTML), "gzip")
@@ -111,7 +116,9 @@ def _app(log: list[str]) -> web.Application:
 
     async def status(request: web.Request) -> web.Response:
         code = int(request.match_info["code"])
-        return web.Response(status=code, text=str(code), headers={"Set-Cookie": "a=1", "X-Dup": "1"})
+        return web.Response(
+            status=code, text=str(code), headers={"Set-Cookie": "a=1", "X-Dup": "1"}
+        )
 
     async def dup_headers(request: web.Request) -> web.Response:
         resp = web.Response(text="dup")
@@ -142,12 +149,13 @@ def _app(log: list[str]) -> web.Application:
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
     log: list[str] = []
-    runner = web.AppRunner(_app(log), shutdown_timeout=0.2, access_log=None)
+    peer_ports: list[int] = []
+    runner = web.AppRunner(_app(log, peer_ports), shutdown_timeout=0.2, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = runner.addresses[0][1]
-    yield Server(port=port, log=log)
+    yield Server(port=port, log=log, peer_ports=peer_ports)
     await runner.cleanup()
 
 

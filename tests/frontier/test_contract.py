@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
+import pytest
+
+from headway.errors import StoreError
+from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import (
     Completion,
     FrontierLimits,
@@ -55,7 +60,13 @@ def test_lease_is_per_host_and_carries_the_entry(store: FrontierStore) -> None:
     store.add([entry("http://a.test/1", 2, depth=3, via="http://s.test/")], now=0)
     store.add([entry(u) for u in urls("b.test", 4)], now=0)
     (a,) = store.lease("a.test", 10, now=0, lease_seconds=5)
-    assert (a.url, a.depth, a.priority, a.via, a.attempts) == ("http://a.test/1", 3, 2, "http://s.test/", 0)
+    assert (a.url, a.depth, a.priority, a.via, a.attempts) == (
+        "http://a.test/1",
+        3,
+        2,
+        "http://s.test/",
+        0,
+    )
     assert a.fp == entry("http://a.test/1").fp
     assert len(store.lease("b.test", 10, now=0, lease_seconds=5)) == 4
     assert store.lease("nowhere.test", 10, now=0, lease_seconds=5) == []
@@ -278,6 +289,16 @@ def test_saturated_bloom_never_drops_a_new_url(open_store: OpenStore) -> None:
     res = store.add(offered, now=0)
     assert (res.added, res.duplicates) == (0, 3000)
     assert store.counts().seen == 3000
+
+
+def test_sqlite_refuses_another_schema_version(tmp_path: Path) -> None:
+    store = SqliteFrontier(tmp_path / "f.db", TEST_LIMITS)
+    store.set_meta("frontier_schema", "999")
+    store.close()
+    with pytest.raises(StoreError, match="schema 999"):
+        SqliteFrontier(tmp_path / "f.db", TEST_LIMITS)
+    with pytest.raises(StoreError, match="closed"):
+        store.counts()
 
 
 def test_default_limits_are_the_documented_ones() -> None:

@@ -41,7 +41,11 @@ def test_sigkill_mid_write_loses_no_returned_batch(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(db)], stdout=subprocess.PIPE, text=True, env=env, cwd=root
+        [sys.executable, "-c", WRITER, str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=root,
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + 15
@@ -71,7 +75,9 @@ def test_sigkill_mid_write_loses_no_returned_batch(tmp_path: Path) -> None:
         assert c.queued == host_queued
         assert c.seen == seen == admitted >= done * BATCH
         offered = [
-            entry(f"http://h{i % 37}.test/{b}/{i}", i % 5) for b in range(done) for i in range(BATCH)
+            entry(f"http://h{i % 37}.test/{b}/{i}", i % 5)
+            for b in range(done)
+            for i in range(BATCH)
         ]
         res = store.add(offered, now=1e6)
         assert (res.added, res.duplicates) == (0, len(offered))

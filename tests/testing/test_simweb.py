@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,7 +16,7 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 from headway.testing.graph import FEATURES
-from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec, serve
 from tests.testing.simclient import TIMEOUT, session
 
 ALL = HostSpec(pages=12, features=FEATURES, crawl_delay=2, gzip=True)
@@ -216,8 +218,10 @@ async def test_timeout_hangs_until_cleared_and_stop_is_prompt() -> None:
             await asyncio.sleep(0.1)
             began = time.monotonic()
             await simweb.stop()
-            assert time.monotonic() - began < 3
-            pending.cancel()
+            assert time.monotonic() - began < 1.5
+            status, _, _ = await asyncio.wait_for(pending, 1)  # woken and answered
+            assert status == 503
+            assert [r.status for r in simweb.log if r.host == "site1.sim"] == [0]
     finally:
         await simweb.stop()
 
@@ -251,3 +255,32 @@ async def test_same_seed_same_bodies() -> None:
             bodies.append([b.replace(b":" + port, b":PORT") for b in got])
     assert bodies[0] == bodies[1]
     assert bodies[0] != bodies[2]
+
+
+async def test_serve_runs_until_cancelled(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="headway.testing.simweb")
+    task = asyncio.create_task(serve(SimWebSpec(hosts=2), "127.0.0.1", 0))
+    for _ in range(100):
+        if caplog.records:
+            break
+        await asyncio.sleep(0.02)
+    seed = re.search(r"http://site0\.sim:\d+/", caplog.text)
+    assert seed is not None
+    async with session() as s:
+        status, _, body = await get(s, seed[0])
+        assert status == 200 and b"site0.sim" in body
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 3)
+
+
+async def test_log_keeps_the_newest_entries() -> None:
+    async with SimWeb(SimWebSpec(hosts=1), log_limit=5) as simweb, session() as s:
+        for i in range(1020):
+            simweb._record(  # the trimming rule, without 1020 round trips
+                LoggedRequest(i, i, i, "site0.sim", f"/p/{i}", 200, "")
+            )
+        await get(s, simweb.url("site0.sim", "/p/1"))
+        assert len(simweb.log) <= 5 + 1000
+        assert simweb.log[-1].path == "/p/1" and simweb.log_dropped > 0
+        assert len(simweb.log) + simweb.log_dropped == 1021

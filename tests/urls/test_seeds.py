@@ -94,3 +94,16 @@ def test_load_seeds_errors(tmp_path: Path, content: bytes | None, message: str) 
         path.write_bytes(content)
     with pytest.raises(SeedError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_seeds(path)
+
+
+@pytest.mark.parametrize("line", ["ht!tp://", "a..b", "-bad-.com", "http://exa$mple.com/"])
+def test_seed_hosts_must_be_real_host_names(line: str) -> None:
+    seeds, problems = parse_seeds([line])
+    assert seeds == []
+    assert len(problems) == 1 and "host name" in problems[0].reason
+
+
+@pytest.mark.parametrize("line", ["my_host.example.com", "http://127.0.0.1:8080/", "bücher.de"])
+def test_seed_hosts_accepted(line: str) -> None:
+    seeds, problems = parse_seeds([line])
+    assert len(seeds) == 1 and problems == []

@@ -7,9 +7,10 @@ the target) except by ``fetch_robots``, which follows up to ``MAX_ROBOTS_REDIREC
 hops itself. Every connection goes through ``CrawlResolver`` and its ``AddressGuard``;
 IP-literal URLs, which aiohttp connects to without resolving, are checked here.
 
-Limits: at most ``max_body`` raw bytes are read (the connection is then closed and the
-result is ``truncated="length"``), at most ``max_decoded`` decoded bytes are kept, and
-``total_timeout`` bounds a whole exchange (a body cut by it is ``truncated="time"``).
+Limits: at most ``max_body`` raw bytes are kept (the result is ``truncated="length"``
+and the connection is closed unless the rest had already arrived), at most
+``max_decoded`` decoded bytes are kept, and ``total_timeout`` bounds a whole exchange
+(a body cut by it is ``truncated="time"``).
 ``max_connections`` bounds concurrent exchanges; time spent waiting for a slot is not
 counted against the timeouts.
 """

@@ -75,13 +75,12 @@ class _BrotliStream:
         out = bytearray()
         try:
             while len(out) < limit and not self._d.is_finished():
-                if self._d.can_accept_more_data():
-                    if not data:
-                        break
+                chunk = b""  # output held back by the limit comes first
+                if data and self._d.can_accept_more_data():
                     chunk, data = data, b""
-                else:
-                    chunk = b""  # output held back by the limit comes first
-                more = self._d.process(chunk, output_buffer_limit=limit - len(out))
+                # The limit is soft (the buffer grows in doubling blocks past it); the
+                # smallest limit yields one ~32 KiB block per call, keeping overshoot small.
+                more = self._d.process(chunk, output_buffer_limit=1)
                 if not more and not chunk:
                     break
                 out += more

@@ -115,8 +115,8 @@ def _result(host: str, ip: str, port: int) -> ResolveResult:
 class CrawlResolver(AbstractResolver):
     """aiohttp resolver with overrides, hosts file, a TTL cache and the address guard.
 
-    ``exempt_hosts`` (the proxy, typically) skip the guard; ``clock`` is injectable for
-    tests of expiry.
+    ``exempt_hosts`` (the proxy, typically) skip the guard; ``system`` replaces aiohttp's
+    default resolver and ``clock`` the monotonic clock (both for tests).
     """
 
     def __init__(
@@ -128,6 +128,7 @@ class CrawlResolver(AbstractResolver):
         max_entries: int = 100_000,
         hosts: Mapping[str, str] | None = None,
         exempt_hosts: Collection[str] = (),
+        system: AbstractResolver | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._exact = {k: v for k, v in overrides.items() if not k.startswith("*.")}
@@ -141,7 +142,7 @@ class CrawlResolver(AbstractResolver):
         # (host, family) -> (expires_at, addresses or the failure)
         self._cache: OrderedDict[tuple[str, int], tuple[float, list[str] | OSError]]
         self._cache = OrderedDict()
-        self._system: AbstractResolver | None = None
+        self._system = system
         self.lookups = 0  # system look-ups made (cache misses)
 
     def override_for(self, host: str) -> str | None:

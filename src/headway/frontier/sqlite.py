@@ -79,6 +79,9 @@ CREATE INDEX IF NOT EXISTS urls_leases ON urls(lease_expires) WHERE state = {_L}
 CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS shed (reason TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO totals VALUES {",".join(f"('{n}', 0)" for n in _TOTALS)};
+INSERT OR IGNORE INTO shed VALUES {",".join(f"('{r}', 0)" for r in SHED_REASONS)};
+INSERT OR IGNORE INTO meta VALUES ('frontier_schema', '{SCHEMA_VERSION}');
 """
 
 
@@ -158,21 +161,10 @@ class SqliteFrontier:
         self._conn: sqlite3.Connection | None = conn
         self._totals: dict[str, int] = dict.fromkeys(_TOTALS, 0)
         self._shed: dict[str, int] = dict.fromkeys(SHED_REASONS, 0)
-        with self._tx() as tx:
-            version = self._meta(tx.conn, "frontier_schema")
-            if version is None:
-                tx.conn.execute(
-                    "INSERT INTO meta(key, value) VALUES ('frontier_schema', ?)", (SCHEMA_VERSION,)
-                )
-            elif version != SCHEMA_VERSION:
-                raise StoreError(f"{path}: frontier schema {version}, expected {SCHEMA_VERSION}")
-            tx.conn.executemany(
-                "INSERT OR IGNORE INTO totals(name, value) VALUES (?, 0)", [(n,) for n in _TOTALS]
-            )
-            tx.conn.executemany(
-                "INSERT OR IGNORE INTO shed(reason, count) VALUES (?, 0)",
-                [(r,) for r in SHED_REASONS],
-            )
+        version = self.get_meta("frontier_schema")
+        if version != SCHEMA_VERSION:
+            self.close()
+            raise StoreError(f"{path}: frontier schema {version}, expected {SCHEMA_VERSION}")
         self._totals = dict(conn.execute("SELECT name, value FROM totals"))
         self._shed = dict(conn.execute("SELECT reason, count FROM shed"))
         self._bloom = BloomFilter(limits.bloom_capacity, limits.bloom_error)
@@ -286,52 +278,21 @@ class SqliteFrontier:
         self._hosts_named(tx, groups, create=True)
         accepted: list[UrlEntry] = []
         evicted = 0
-        budget = self._limits.host_budget
         for name, group in groups.items():
             h = tx.by_name[name]
-            room = budget - h.admitted
-            if len(group) <= room:
-                accepted.extend(group)
-                h.admitted += len(group)
-                continue
-            group.sort(key=_by_priority)
-            take = max(room, 0)
-            accepted.extend(group[:take])
-            h.admitted += take
-            for i, e in enumerate(group[take:]):
-                worst = tx.conn.execute(
-                    f"SELECT id, priority FROM urls WHERE host_id = ? AND state = {_Q}"
-                    " ORDER BY priority DESC, id DESC LIMIT 1",
-                    (h.id,),
-                ).fetchone()
-                if worst is None or e.priority >= worst[1]:
-                    shed[SHED_HOST_BUDGET] += len(group) - take - i
-                    break
-                self._evict(tx, worst[0], h)
-                evicted += 1
-                shed[SHED_HOST_BUDGET] += 1
-                accepted.append(e)
-                h.admitted += 1
+            room = self._limits.host_budget - h.admitted
+            if len(group) > room:
+                where = ("host_id = ? AND ", (h.id,))
+                group, _, n = self._fit(tx, group, room, where, SHED_HOST_BUDGET, shed)
+                evicted += n
+            accepted.extend(group)
+            h.admitted += len(group)
         room = self._limits.max_queued - (self._totals["queued"] + tx.totals["queued"])
         if len(accepted) > room:
-            accepted.sort(key=_by_priority)
-            take = max(room, 0)
-            rest = accepted[take:]
-            del accepted[take:]
-            for i, e in enumerate(rest):
-                worst = tx.conn.execute(
-                    f"SELECT id, priority, host_id FROM urls WHERE state = {_Q}"
-                    " ORDER BY priority DESC, id DESC LIMIT 1"
-                ).fetchone()
-                if worst is None or e.priority >= worst[1]:
-                    for r in rest[i:]:
-                        tx.by_name[r.host].admitted -= 1
-                    shed[SHED_FRONTIER_FULL] += len(rest) - i
-                    break
-                self._evict(tx, worst[0], self._host_id(tx, worst[2]))
-                evicted += 1
-                shed[SHED_FRONTIER_FULL] += 1
-                accepted.append(e)
+            accepted, dropped, n = self._fit(tx, accepted, room, ("", ()), SHED_FRONTIER_FULL, shed)
+            evicted += n
+            for e in dropped:
+                tx.by_name[e.host].admitted -= 1
         rows = []
         for e in accepted:
             h = tx.by_name[e.host]
@@ -346,6 +307,37 @@ class SqliteFrontier:
         for reason, n in shed.items():
             tx.shed[reason] += n
         return AddResult(len(rows), dups, shed, evicted)
+
+    def _fit(
+        self,
+        tx: _Tx,
+        group: list[UrlEntry],
+        room: int,
+        where: tuple[str, tuple[int, ...]],
+        reason: str,
+        shed: dict[str, int],
+    ) -> tuple[list[UrlEntry], list[UrlEntry], int]:
+        """Split ``group`` into (kept, shed, evicted count): the best ``room`` entries are
+        kept, and each next one evicts the worst queued URL matching ``where`` while it is
+        strictly better. Sorted candidates and a worst that only improves make the kept
+        set exactly the best of old and new."""
+        group.sort(key=_by_priority)
+        take = max(room, 0)
+        kept = group[:take]
+        rest = group[take:]
+        sql = (
+            f"SELECT id, priority, host_id FROM urls WHERE {where[0]}state = {_Q}"
+            " ORDER BY priority DESC, id DESC LIMIT 1"
+        )
+        for i, e in enumerate(rest):
+            worst = tx.conn.execute(sql, where[1]).fetchone()
+            if worst is None or e.priority >= worst[1]:
+                shed[reason] += len(rest) - i
+                return kept, rest[i:], i
+            self._evict(tx, worst[0], self._host_id(tx, worst[2]))
+            shed[reason] += 1
+            kept.append(e)
+        return kept, [], len(rest)
 
     def _evict(self, tx: _Tx, url_id: int, h: _Host) -> None:
         tx.conn.execute("DELETE FROM urls WHERE id = ?", (url_id,))
@@ -509,8 +501,8 @@ class SqliteFrontier:
         )
 
     def get_meta(self, key: str) -> str | None:
-        with self._tx() as tx:
-            return self._meta(tx.conn, key)
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
         with self._tx() as tx:
@@ -522,11 +514,6 @@ class SqliteFrontier:
             self._conn = None
 
     # -- helpers -----------------------------------------------------------------------
-
-    @staticmethod
-    def _meta(conn: sqlite3.Connection, key: str) -> str | None:
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         if self._conn is None:

@@ -17,8 +17,9 @@ from headway.urls.scope import Scope
 
 
 class Admission:
-    def __init__(self, scope: Scope, *, max_redirects: int = 5,
-                 redirect_memory: int = 100_000) -> None:
+    def __init__(
+        self, scope: Scope, *, max_redirects: int = 5, redirect_memory: int = 100_000
+    ) -> None:
         self.scope = scope
         self.max_redirects = max_redirects
         self.rejected: Counter[str] = Counter()
@@ -37,8 +38,16 @@ class Admission:
             if reason is not None:
                 self.rejected[reason] += 1
                 continue
-            out.append(UrlEntry(url=url, host=host_key(url), depth=depth, priority=prio,
-                                fp=fingerprint(url), via=via))
+            out.append(
+                UrlEntry(
+                    url=url,
+                    host=host_key(url),
+                    depth=depth,
+                    priority=prio,
+                    fp=fingerprint(url),
+                    via=via,
+                )
+            )
         return out
 
     def admit_redirect(self, target: str, source: str, depth: int) -> list[UrlEntry]:

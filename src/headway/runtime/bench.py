@@ -34,9 +34,21 @@ def wait_port(port: int, timeout: float = 20.0) -> None:
 def run_bench(*, hosts: int, pages: int, parsers: int, out: Path | None) -> int:
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(hosts), "--pages",
-         str(pages), "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "headway.cli",
+            "simweb",
+            "--hosts",
+            str(hosts),
+            "--pages",
+            str(pages),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_port(port)
         with tempfile.TemporaryDirectory() as tmp:
@@ -52,12 +64,20 @@ def run_bench(*, hosts: int, pages: int, parsers: int, out: Path | None) -> int:
 def _crawl(crawl_dir: Path, hosts: int, port: int, parsers: int) -> CrawlSummary:
     import uvloop
 
-    settings = build_settings({
-        "user_agent": "headway-bench/0.1 (+https://example.org/bench)",
-        "out": str(crawl_dir), "resolve": ["*.sim=127.0.0.1"], "allow_loopback": True,
-        "delay": 0.0, "max_per_host": 8, "parsers": parsers, "quiet": True,
-        "concurrency": 64, "metrics_interval": 5.0,
-    })
+    settings = build_settings(
+        {
+            "user_agent": "headway-bench/0.1 (+https://example.org/bench)",
+            "out": str(crawl_dir),
+            "resolve": ["*.sim=127.0.0.1"],
+            "allow_loopback": True,
+            "delay": 0.0,
+            "max_per_host": 8,
+            "parsers": parsers,
+            "quiet": True,
+            "concurrency": 64,
+            "metrics_interval": 5.0,
+        }
+    )
     seeds = [f"http://site{i}.sim:{port}/" for i in range(hosts)]
     node = Node(settings, seeds)
     result: CrawlSummary = uvloop.run(node.run())

@@ -80,8 +80,10 @@ class CrawlDir:
             self.resumed = True
         else:
             tmp = marker.with_suffix(".tmp")
-            tmp.write_text(json.dumps(
-                {"format": CRAWL_FORMAT_VERSION, "software": f"headway/{__version__}"}) + "\n")
+            tmp.write_text(
+                json.dumps({"format": CRAWL_FORMAT_VERSION, "software": f"headway/{__version__}"})
+                + "\n"
+            )
             os.replace(tmp, marker)
         return self.paths
 
@@ -90,7 +92,9 @@ class CrawlDir:
             info = json.loads(marker.read_text())
             fmt = info["format"]
         except (OSError, ValueError, KeyError, TypeError):
-            raise CrawlDirError(f"{marker} is unreadable; this directory cannot be resumed") from None
+            raise CrawlDirError(
+                f"{marker} is unreadable; this directory cannot be resumed"
+            ) from None
         if fmt != CRAWL_FORMAT_VERSION:
             raise CrawlDirError(
                 f"{self.paths.root} was written by {info.get('software', 'another version')} "
@@ -104,8 +108,7 @@ class CrawlDir:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             fh.close()
-            raise CrawlDirError(
-                f"{self.paths.root} is in use by another headway process") from None
+            raise CrawlDirError(f"{self.paths.root} is in use by another headway process") from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"{os.getpid()}\n")

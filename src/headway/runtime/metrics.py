@@ -83,65 +83,92 @@ class SnapshotCollector(Collector):
             snap = self._snap
         if not snap:
             return
-        yield _gauge("headway_pages_per_second", "Page fetches per second (last interval)",
-                     snap["pages_per_second"])
-        yield _gauge("headway_bytes_per_second", "Body bytes per second (last interval)",
-                     snap["bytes_per_second"])
-        yield _gauge("headway_retry_ratio", "Retries / requests over the crawl",
-                     snap["retry_ratio"])
+        yield _gauge(
+            "headway_pages_per_second",
+            "Page fetches per second (last interval)",
+            snap["pages_per_second"],
+        )
+        yield _gauge(
+            "headway_bytes_per_second",
+            "Body bytes per second (last interval)",
+            snap["bytes_per_second"],
+        )
+        yield _gauge(
+            "headway_retry_ratio", "Retries / requests over the crawl", snap["retry_ratio"]
+        )
         c = CounterMetricFamily("headway_fetches", "Page fetches by outcome", labels=["outcome"])
         for outcome, n in sorted(snap["outcomes"].items()):
             c.add_metric([outcome], n)
         yield c
-        yield CounterMetricFamily("headway_requests", "HTTP requests incl. robots.txt",
-                                  value=snap["requests"])
+        yield CounterMetricFamily(
+            "headway_requests", "HTTP requests incl. robots.txt", value=snap["requests"]
+        )
         yield CounterMetricFamily("headway_bytes", "Body bytes received", value=snap["bytes"])
         stage_metrics: dict[str, GaugeMetricFamily | CounterMetricFamily] = {
-            "depth": GaugeMetricFamily("headway_stage_depth", "Items waiting in a stage",
-                                       labels=["stage"]),
-            "capacity": GaugeMetricFamily("headway_stage_capacity", "Bound of a stage",
-                                          labels=["stage"]),
-            "oldest_age": GaugeMetricFamily("headway_stage_oldest_age_seconds",
-                                            "Age of the oldest waiting item", labels=["stage"]),
-            "blocked_puts": CounterMetricFamily("headway_stage_blocked_puts",
-                                                "Puts that waited for room", labels=["stage"]),
+            "depth": GaugeMetricFamily(
+                "headway_stage_depth", "Items waiting in a stage", labels=["stage"]
+            ),
+            "capacity": GaugeMetricFamily(
+                "headway_stage_capacity", "Bound of a stage", labels=["stage"]
+            ),
+            "oldest_age": GaugeMetricFamily(
+                "headway_stage_oldest_age_seconds",
+                "Age of the oldest waiting item",
+                labels=["stage"],
+            ),
+            "blocked_puts": CounterMetricFamily(
+                "headway_stage_blocked_puts", "Puts that waited for room", labels=["stage"]
+            ),
         }
         for st in snap["stages"]:
             for key, fam in stage_metrics.items():
                 fam.add_metric([st["name"]], st[key])
         yield from stage_metrics.values()
-        rej = CounterMetricFamily("headway_admission_rejected",
-                                  "URLs refused at admission, by reason", labels=["reason"])
+        rej = CounterMetricFamily(
+            "headway_admission_rejected", "URLs refused at admission, by reason", labels=["reason"]
+        )
         for reason, n in sorted(snap["admission_rejected"].items()):
             rej.add_metric([reason], n)
         yield rej
-        shed = CounterMetricFamily("headway_frontier_shed", "URLs shed by the frontier",
-                                   labels=["reason"])
+        shed = CounterMetricFamily(
+            "headway_frontier_shed", "URLs shed by the frontier", labels=["reason"]
+        )
         for reason, n in sorted(snap["shed"].items()):
             shed.add_metric([reason], n)
         yield shed
-        front = GaugeMetricFamily("headway_frontier_urls", "Frontier URLs by state",
-                                  labels=["state"])
+        front = GaugeMetricFamily(
+            "headway_frontier_urls", "Frontier URLs by state", labels=["state"]
+        )
         for state in ("queued", "leased", "done", "failed"):
             front.add_metric([state], snap["frontier"].get(state, 0))
         yield front
-        yield _gauge("headway_hosts_active", "Hosts with a request in flight",
-                     snap["hosts"]["active"])
-        yield _gauge("headway_hosts_ready", "Hosts ready to start a request",
-                     snap["hosts"]["ready"])
-        yield _gauge("headway_hosts_parked", "Hosts parked (cool-down or long Crawl-delay)",
-                     snap["hosts"]["parked"])
+        yield _gauge(
+            "headway_hosts_active", "Hosts with a request in flight", snap["hosts"]["active"]
+        )
+        yield _gauge(
+            "headway_hosts_ready", "Hosts ready to start a request", snap["hosts"]["ready"]
+        )
+        yield _gauge(
+            "headway_hosts_parked",
+            "Hosts parked (cool-down or long Crawl-delay)",
+            snap["hosts"]["parked"],
+        )
         per_host: dict[str, GaugeMetricFamily] = {
-            "in_flight": GaugeMetricFamily("headway_host_in_flight", "Requests in flight",
-                                           labels=["host"]),
-            "limit": GaugeMetricFamily("headway_host_limit", "Current concurrency limit",
-                                       labels=["host"]),
-            "gap": GaugeMetricFamily("headway_host_gap_seconds", "Current gap between starts",
-                                     labels=["host"]),
-            "retry_ratio": GaugeMetricFamily("headway_host_retry_ratio",
-                                             "Retries / requests", labels=["host"]),
-            "health": GaugeMetricFamily("headway_host_health", "Health score 0..1",
-                                        labels=["host"]),
+            "in_flight": GaugeMetricFamily(
+                "headway_host_in_flight", "Requests in flight", labels=["host"]
+            ),
+            "limit": GaugeMetricFamily(
+                "headway_host_limit", "Current concurrency limit", labels=["host"]
+            ),
+            "gap": GaugeMetricFamily(
+                "headway_host_gap_seconds", "Current gap between starts", labels=["host"]
+            ),
+            "retry_ratio": GaugeMetricFamily(
+                "headway_host_retry_ratio", "Retries / requests", labels=["host"]
+            ),
+            "health": GaugeMetricFamily(
+                "headway_host_health", "Health score 0..1", labels=["host"]
+            ),
         }
         for h in snap["throttled_hosts"]:
             for key, fam in per_host.items():

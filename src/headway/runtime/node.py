@@ -51,13 +51,14 @@ from headway.runtime.storewriter import StoreWriter
 from headway.runtime.work import PageWork, SettleItem
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
-from headway.urls.canonical import CanonOptions, DEFAULT_TRACKING_PARAMS, canonicalize
+from headway.urls.canonical import DEFAULT_TRACKING_PARAMS, CanonOptions, canonicalize
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
 log = logging.getLogger(__name__)
 
-_DONE_OUTCOMES = frozenset({Outcome.OK, Outcome.NOT_MODIFIED, Outcome.CLIENT_ERROR,
-                            Outcome.REDIRECT})
+_DONE_OUTCOMES = frozenset(
+    {Outcome.OK, Outcome.NOT_MODIFIED, Outcome.CLIENT_ERROR, Outcome.REDIRECT}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +81,9 @@ class CrawlSummary:
 
 def canon_options(settings: Settings) -> CanonOptions:
     extra = frozenset(p.lower() for p in settings.canon.strip_params)
-    return CanonOptions(strip_params=DEFAULT_TRACKING_PARAMS | extra,
-                        sort_query=settings.canon.sort_query)
+    return CanonOptions(
+        strip_params=DEFAULT_TRACKING_PARAMS | extra, sort_query=settings.canon.sort_query
+    )
 
 
 def _cpu_seconds() -> float:
@@ -91,9 +93,14 @@ def _cpu_seconds() -> float:
 
 
 class Node:
-    def __init__(self, settings: Settings, seeds: Sequence[str], *,
-                 optout: OptOut | None = None,
-                 on_snapshot: Callable[[Snapshot], None] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        seeds: Sequence[str],
+        *,
+        optout: OptOut | None = None,
+        on_snapshot: Callable[[Snapshot], None] | None = None,
+    ) -> None:
         self.settings = settings
         self.seeds = list(seeds)
         self.optout = optout
@@ -101,8 +108,14 @@ class Node:
         self.canon = canon_options(settings)
         sc = settings.scope
         self.scope = Scope.for_seeds(
-            self.seeds, mode=ScopeMode(sc.scope), include=sc.include, exclude=sc.exclude,
-            max_depth=sc.max_depth, max_url_length=sc.max_url_length, optout=optout)
+            self.seeds,
+            mode=ScopeMode(sc.scope),
+            include=sc.include,
+            exclude=sc.exclude,
+            max_depth=sc.max_depth,
+            max_url_length=sc.max_url_length,
+            optout=optout,
+        )
         self.admission = Admission(self.scope)
         self.counters = Counters()
         self.token = product_token(settings.identity.user_agent)
@@ -147,9 +160,11 @@ class Node:
         self.fw = ThreadWorker("frontier")
         self.store = StoreWriter(paths, s)
         await self.store.open()
-        limits = FrontierLimits(host_budget=s.frontier.host_budget,
-                                max_queued=s.frontier.max_queued,
-                                bloom_capacity=s.frontier.bloom_capacity)
+        limits = FrontierLimits(
+            host_budget=s.frontier.host_budget,
+            max_queued=s.frontier.max_queued,
+            bloom_capacity=s.frontier.bloom_capacity,
+        )
         try:
             self.frontier = await self.fw.call(SqliteFrontier, paths.frontier, limits)
         except Exception as exc:
@@ -163,19 +178,29 @@ class Node:
         self.seeds_added = added.added
         lease_seconds = s.fetch.total_timeout + s.frontier.lease_margin
         self.scheduler = Scheduler(
-            self.frontier, self.fw,
-            limits=HostLimitParams(min_gap=s.politeness.delay, ceiling=s.politeness.max_per_host,
-                                   backoff_max=s.politeness.backoff_max,
-                                   park_seconds=s.politeness.park_seconds),
-            robots=RobotsCache(), robots_ttl=s.politeness.robots_ttl,
-            crawl_delay_max=s.politeness.crawl_delay_max, lease_seconds=lease_seconds,
-            optout=self.optout, on_skip=self._on_skip)
+            self.frontier,
+            self.fw,
+            limits=HostLimitParams(
+                min_gap=s.politeness.delay,
+                ceiling=s.politeness.max_per_host,
+                backoff_max=s.politeness.backoff_max,
+                park_seconds=s.politeness.park_seconds,
+            ),
+            robots=RobotsCache(),
+            robots_ttl=s.politeness.robots_ttl,
+            crawl_delay_max=s.politeness.crawl_delay_max,
+            lease_seconds=lease_seconds,
+            optout=self.optout,
+            on_skip=self._on_skip,
+            robots_give_up=s.politeness.robots_give_up,
+        )
         self._page_budget: float
         if s.crawl.max_pages:
             done = await self.fw.call(self.frontier.counts)
             self._page_budget = max(0, s.crawl.max_pages - (done.done + done.failed))
         else:
             self._page_budget = math.inf
+        self.scheduler.page_budget = self._page_budget
         self.parse_stage: Stage[PageWork] = Stage("parse-queue", s.runtime.parse_queue)
         self.store_stage: Stage[PageWork] = Stage("store", s.runtime.store_queue)
         self.settle_stage: Stage[SettleItem] = Stage("settle", s.runtime.settle_batch * 4)
@@ -198,13 +223,21 @@ class Node:
         counts = await self._final_counts()
         self.fw.shutdown()
         return CrawlSummary(
-            stopped_by=self._stop_reason or "finished", resumed=resumed,
-            seconds=time.monotonic() - self._started, cpu_seconds=_cpu_seconds() - cpu0,
-            fetches=self.counters.fetches, requests=self.counters.requests,
-            bytes=self.counters.bytes, outcomes=dict(self.counters.outcomes),
-            frontier=counts, seeds_added=self.seeds_added, revisits=self.store.revisits,
-            warc_files=self.store.files, admission_rejected=dict(self.admission.rejected),
-            peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            stopped_by=self._stop_reason or "finished",
+            resumed=resumed,
+            seconds=time.monotonic() - self._started,
+            cpu_seconds=_cpu_seconds() - cpu0,
+            fetches=self.counters.fetches,
+            requests=self.counters.requests,
+            bytes=self.counters.bytes,
+            outcomes=dict(self.counters.outcomes),
+            frontier=counts,
+            seeds_added=self.seeds_added,
+            revisits=self.store.revisits,
+            warc_files=self.store.files,
+            admission_rejected=dict(self.admission.rejected),
+            peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        )
 
     def _fetch_config(self) -> FetchConfig:
         f = self.settings.fetch
@@ -212,11 +245,19 @@ class Node:
         if f.hosts_file is not None:
             resolve = {**load_hosts_file(f.hosts_file), **resolve}
         return FetchConfig(
-            user_agent=self.settings.identity.user_agent, connect_timeout=f.connect_timeout,
-            read_timeout=f.read_timeout, total_timeout=f.total_timeout, max_body=f.max_body,
-            max_decoded=f.max_decoded, max_connections=f.concurrency,
-            allow_loopback=f.allow_loopback, allow_private=f.allow_private, resolve=resolve,
-            dns_ttl=f.dns_ttl, proxy=f.proxy)
+            user_agent=self.settings.identity.user_agent,
+            connect_timeout=f.connect_timeout,
+            read_timeout=f.read_timeout,
+            total_timeout=f.total_timeout,
+            max_body=f.max_body,
+            max_decoded=f.max_decoded,
+            max_connections=f.concurrency,
+            allow_loopback=f.allow_loopback,
+            allow_private=f.allow_private,
+            resolve=resolve,
+            dns_ttl=f.dns_ttl,
+            proxy=f.proxy,
+        )
 
     async def _pipeline_run(self) -> None:
         s = self.settings
@@ -242,8 +283,13 @@ class Node:
                 t.cancel()
 
     def _pipeline_busy(self) -> bool:
-        return bool(len(self.parse_stage) or len(self.store_stage) or len(self.settle_stage)
-                    or self.pool.statistics().depth or self._settling)
+        return bool(
+            len(self.parse_stage)
+            or len(self.store_stage)
+            or len(self.settle_stage)
+            or self.pool.statistics().depth
+            or self._settling
+        )
 
     async def _shutdown(self) -> None:
         held = self.scheduler.release_held() if hasattr(self, "scheduler") else []
@@ -270,8 +316,6 @@ class Node:
         while not self.scheduler.stopping:
             await self.parse_stage.wait_room()
             await self.store_stage.wait_room()
-            if self._page_jobs >= self._page_budget:
-                return
             job = await self.scheduler.next_job()
             if job is None:
                 return
@@ -298,13 +342,20 @@ class Node:
         self.counters.robots_fetches += 1
         self.counters.bytes += len(res.raw_body)
         rules = robots_from_response(
-            status=res.status, body=res.body if res.status is not None else None,
-            user_agent=self.settings.identity.user_agent, now=now,
+            status=res.status,
+            body=res.body if res.status is not None else None,
+            user_agent=self.settings.identity.user_agent,
+            now=now,
             ttl=self.settings.politeness.robots_ttl,
-            previous=self.scheduler.robots.previous(job.host))
+            retry_base=self.settings.politeness.robots_retry_base,
+            previous=self.scheduler.robots.previous(job.host),
+        )
         self.scheduler.on_robots_done(job.host, rules, now, res.outcome, res.duration)
-        await self.store_stage.put(PageWork(url=job.url, depth=0, lease=None, result=res,
-                                            note=f"robots.txt {rules.kind.value}"))
+        await self.store_stage.put(
+            PageWork(
+                url=job.url, depth=0, lease=None, result=res, note=f"robots.txt {rules.kind.value}"
+            )
+        )
 
     async def _run_page(self, job: PageJob) -> bool:
         lease = job.lease
@@ -316,8 +367,9 @@ class Node:
         retry_after = None
         if res.status in (429, 503):
             retry_after = parse_retry_after(res.header("Retry-After"), now)
-        self.scheduler.on_fetch_done(lease.host, now, res.outcome, latency=res.duration,
-                                     retry_after=retry_after)
+        self.scheduler.on_fetch_done(
+            lease.host, now, res.outcome, latency=res.duration, retry_after=retry_after
+        )
         c = self.counters
         c.fetches += 1
         c.requests += 1
@@ -327,13 +379,14 @@ class Node:
         quota = self.settings.fetch.quota_status
         if quota and res.status == quota:
             self._pause_for_quota(lease.url)
-        work = PageWork(url=lease.url, depth=lease.depth, lease=lease, result=res,
-                        retry_after=retry_after)
+        work = PageWork(
+            url=lease.url, depth=lease.depth, lease=lease, result=res, retry_after=retry_after
+        )
         ctype = res.header("Content-Type")
         if res.outcome is Outcome.OK and is_html(ctype, res.body[:1024]):
             await self.parse_stage.put(work)
         else:
-            if (res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip"):
+            if res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip":
                 work.store_body = False
                 work.note = "non-html-skipped"
             await self.store_stage.put(work)
@@ -343,15 +396,27 @@ class Node:
         if not self._paused_for_quota:
             self._paused_for_quota = True
             self.scheduler.paused_until = math.inf
-            log.error("quota exhausted (status %d on %s): all fetching paused; send SIGUSR1 "
-                      "or create %s/resume to continue", self.settings.fetch.quota_status,
-                      url, self.paths.root)
+            log.error(
+                "quota exhausted (status %d on %s): all fetching paused; send SIGUSR1 "
+                "or create %s/resume to continue",
+                self.settings.fetch.quota_status,
+                url,
+                self.paths.root,
+            )
 
     async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
         self.counters.skipped += 1
         self._pipeline += 1
-        await self.store_stage.put(PageWork(url=lease.url, depth=lease.depth, lease=lease,
-                                            result=None, note=note, requeue_at=requeue_at))
+        await self.store_stage.put(
+            PageWork(
+                url=lease.url,
+                depth=lease.depth,
+                lease=lease,
+                result=None,
+                note=note,
+                requeue_at=requeue_at,
+            )
+        )
 
     async def _parse_dispatch(self) -> None:
         s = self.settings
@@ -359,9 +424,15 @@ class Node:
             work = await self.parse_stage.get()
             res = work.result
             assert res is not None
-            task = ParseTask(url=res.url, body=res.body, content_type=res.header("Content-Type"),
-                             x_robots_tag=res.header("X-Robots-Tag"), robots_token=self.token,
-                             options=self.canon, sleep_seconds=s.runtime.parse_sleep)
+            task = ParseTask(
+                url=res.url,
+                body=res.body,
+                content_type=res.header("Content-Type"),
+                x_robots_tag=res.header("X-Robots-Tag"),
+                robots_token=self.token,
+                options=self.canon,
+                sleep_seconds=s.runtime.parse_sleep,
+            )
             out = await self.pool.parse(task)
             if isinstance(out, str):
                 work.parse_error = out
@@ -389,10 +460,13 @@ class Node:
             return
         if outcome in RETRYABLE:
             r = self.settings.retry
-            delay = retry_delay(outcome, lease.attempts + 1,
-                                RetryParams(budget=r.retry_budget, base=r.retry_base,
-                                            cap=r.retry_cap),
-                                random.random(), work.retry_after)
+            delay = retry_delay(
+                outcome,
+                lease.attempts + 1,
+                RetryParams(budget=r.retry_budget, base=r.retry_base, cap=r.retry_cap),
+                random.random(),
+                work.retry_after,
+            )
             if delay is not None:
                 work.completion = Completion(lease.id, Settle.RETRY, now + delay)
                 work.note = f"retry in {delay:.1f}s"
@@ -423,8 +497,9 @@ class Node:
             for work in batch:
                 if work.lease is None:
                     continue
-                await self.settle_stage.put(SettleItem(work.completion, tuple(work.discovered),
-                                                       counted=True))
+                await self.settle_stage.put(
+                    SettleItem(work.completion, tuple(work.discovered), counted=True)
+                )
 
     _settling = False
 
@@ -436,8 +511,9 @@ class Node:
             try:
                 completions = [i.completion for i in items if i.completion is not None]
                 discovered = [e for i in items for e in i.discovered]
-                result = await self.fw.call(self.frontier.complete, completions, discovered,
-                                            time.time())
+                result = await self.fw.call(
+                    self.frontier.complete, completions, discovered, time.time()
+                )
                 c = self.counters
                 c.admitted += result.added
                 c.duplicates += result.duplicates
@@ -476,8 +552,12 @@ class Node:
             self.request_stop("max-duration")
         elif s.max_bytes and self.counters.bytes >= s.max_bytes:
             self.request_stop("max-bytes")
-        idle = (self._pipeline == 0 and self._robots_in_flight == 0
-                and self.scheduler.held() == 0 and not self._pipeline_busy())
+        idle = (
+            self._pipeline == 0
+            and self._robots_in_flight == 0
+            and self.scheduler.held() == 0
+            and not self._pipeline_busy()
+        )
         if not idle or self._counts is None:
             return
         if self._page_jobs >= self._page_budget:
@@ -493,8 +573,12 @@ class Node:
         if mono - t0 >= 1.0:
             self._rates = ((c.fetches - f0) / (mono - t0), (c.bytes - b0) / (mono - t0))
             self._rate_mark = (mono, c.fetches, c.bytes)
-        stages = [self.parse_stage.statistics(), self.pool.statistics(),
-                  self.store_stage.statistics(), self.settle_stage.statistics()]
+        stages = [
+            self.parse_stage.statistics(),
+            self.pool.statistics(),
+            self.store_stage.statistics(),
+            self.settle_stage.statistics(),
+        ]
         hosts = self.scheduler.host_statistics()
         throttled = sorted(hosts.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:20]
         counts = self._counts
@@ -502,34 +586,56 @@ class Node:
         return {
             "time": time.time(),
             "elapsed": mono - self._started,
-            "fetches": c.fetches, "requests": c.requests, "bytes": c.bytes,
-            "retries": c.retries, "robots_fetches": c.robots_fetches,
+            "fetches": c.fetches,
+            "requests": c.requests,
+            "bytes": c.bytes,
+            "retries": c.retries,
+            "robots_fetches": c.robots_fetches,
             "retry_ratio": c.retries / c.requests if c.requests else 0.0,
-            "errors": c.errors, "outcomes": dict(c.outcomes),
-            "pages_per_second": self._rates[0], "bytes_per_second": self._rates[1],
+            "errors": c.errors,
+            "outcomes": dict(c.outcomes),
+            "pages_per_second": self._rates[0],
+            "bytes_per_second": self._rates[1],
             "in_flight": fstats.in_flight if fstats else 0,
             "pipeline": self._pipeline,
             "stages": [
-                {"name": st.name, "depth": st.depth, "capacity": st.capacity,
-                 "oldest_age": round(st.oldest_age, 3), "blocked_puts": st.blocked_puts}
+                {
+                    "name": st.name,
+                    "depth": st.depth,
+                    "capacity": st.capacity,
+                    "oldest_age": round(st.oldest_age, 3),
+                    "blocked_puts": st.blocked_puts,
+                }
                 for st in stages
             ],
             "admission_rejected": dict(self.admission.rejected),
             "shed": dict(counts.shed) if counts else dict(c.shed),
             "frontier": {
-                "queued": counts.queued, "leased": counts.leased, "done": counts.done,
-                "failed": counts.failed, "seen": counts.seen,
+                "queued": counts.queued,
+                "leased": counts.leased,
+                "done": counts.done,
+                "failed": counts.failed,
+                "seen": counts.seen,
                 "hosts_queued": counts.hosts_queued,
-            } if counts else {},
-            "hosts": {"known": len(hosts), "active": sum(1 for h in hosts.values()
-                                                         if h.in_flight),
-                      "ready": self.scheduler.hosts_ready(),
-                      "parked": len(self.scheduler.parked) + sum(
-                          1 for h in hosts.values() if h.parked_until > time.time())},
+            }
+            if counts
+            else {},
+            "hosts": {
+                "known": len(hosts),
+                "active": sum(1 for h in hosts.values() if h.in_flight),
+                "ready": self.scheduler.hosts_ready(),
+                "parked": len(self.scheduler.parked)
+                + sum(1 for h in hosts.values() if h.parked_until > time.time()),
+            },
             "throttled_hosts": [
-                {"host": h, "in_flight": st.in_flight, "limit": round(st.limit, 3),
-                 "gap": round(st.gap, 3), "retry_ratio": round(st.retry_ratio, 3),
-                 "health": round(st.health, 3)}
+                {
+                    "host": h,
+                    "in_flight": st.in_flight,
+                    "limit": round(st.limit, 3),
+                    "gap": round(st.gap, 3),
+                    "retry_ratio": round(st.retry_ratio, 3),
+                    "health": round(st.health, 3),
+                }
                 for h, st in throttled
             ],
             "paused": self._paused_for_quota,

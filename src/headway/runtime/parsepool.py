@@ -70,8 +70,9 @@ class ParsePool:
 
     def statistics(self) -> StageStats:
         oldest = time.monotonic() - min(self._waiting.values()) if self._waiting else 0.0
-        return StageStats("parse", len(self._waiting), self.capacity, oldest,
-                          self._submitted, self._blocked)
+        return StageStats(
+            "parse", len(self._waiting), self.capacity, oldest, self._submitted, self._blocked
+        )
 
     def warm_up(self) -> None:
         """Start the worker processes now rather than on the first page."""

@@ -31,10 +31,12 @@ def progress_text(snap: dict[str, Any]) -> str:
     f = snap.get("frontier", {})
     hosts = snap["hosts"]
     stages = " ".join(f"{s['name']}={s['depth']}/{s['capacity']}" for s in snap["stages"])
-    line = (f"{snap['fetches']} pages  {snap['pages_per_second']:.1f}/s  "
-            f"{_size(snap['bytes'])}  hosts active {hosts['active']} ready {hosts['ready']}"
-            f" parked {hosts['parked']}  queued {f.get('queued', 0)}  errors {snap['errors']}"
-            f"  retry {snap['retry_ratio']:.0%}  [{stages}]")
+    line = (
+        f"{snap['fetches']} pages  {snap['pages_per_second']:.1f}/s  "
+        f"{_size(snap['bytes'])}  hosts active {hosts['active']} ready {hosts['ready']}"
+        f" parked {hosts['parked']}  queued {f.get('queued', 0)}  errors {snap['errors']}"
+        f"  retry {snap['retry_ratio']:.0%}  [{stages}]"
+    )
     if snap.get("paused"):
         line += "  PAUSED (quota)"
     return line
@@ -51,8 +53,12 @@ class Progress:
 
     def start(self) -> None:
         if self.enabled and self._tty:
-            self._live = Live(Text("starting..."), console=Console(stderr=True),
-                              refresh_per_second=4, transient=True)
+            self._live = Live(
+                Text("starting..."),
+                console=Console(stderr=True),
+                refresh_per_second=4,
+                transient=True,
+            )
             self._live.start()
 
     def update(self, snap: dict[str, Any]) -> None:
@@ -62,8 +68,10 @@ class Progress:
             throttled = [h for h in snap["throttled_hosts"] if h["gap"] > 0][:3]
             text = Text(progress_text(snap))
             for h in throttled:
-                text.append(f"\n  {h['host']}: gap {h['gap']:.1f}s limit {h['limit']:.1f}"
-                            f" retry {h['retry_ratio']:.0%} health {h['health']:.2f}")
+                text.append(
+                    f"\n  {h['host']}: gap {h['gap']:.1f}s limit {h['limit']:.1f}"
+                    f" retry {h['retry_ratio']:.0%} health {h['health']:.2f}"
+                )
             self._live.update(text)
         elif time.monotonic() - self._last_log >= 10:
             self._last_log = time.monotonic()
@@ -84,22 +92,30 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         ("pages fetched (this run)", str(summary.fetches)),
         ("requests incl. robots.txt", str(summary.requests)),
         ("bytes received", _size(summary.bytes)),
-        ("time", f"{summary.seconds:.1f} s ({summary.fetches / max(summary.seconds, 1e-9):.1f}"
-                 " pages/s)"),
+        (
+            "time",
+            f"{summary.seconds:.1f} s ({summary.fetches / max(summary.seconds, 1e-9):.1f} pages/s)",
+        ),
         ("CPU time", f"{summary.cpu_seconds:.1f} s"),
-        ("outcomes", ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))
-         or "-"),
-        ("frontier", f"queued {fr.queued}, done {fr.done}, failed {fr.failed}, "
-                     f"seen {fr.seen}, hosts queued {fr.hosts_queued}"),
+        ("outcomes", ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())) or "-"),
+        (
+            "frontier",
+            f"queued {fr.queued}, done {fr.done}, failed {fr.failed}, "
+            f"seen {fr.seen}, hosts queued {fr.hosts_queued}",
+        ),
         ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items())) or "none"),
-        ("not admitted", ", ".join(f"{k} {v}" for k, v in
-                                   sorted(summary.admission_rejected.items())) or "none"),
+        (
+            "not admitted",
+            ", ".join(f"{k} {v}" for k, v in sorted(summary.admission_rejected.items())) or "none",
+        ),
         ("WARC", f"{summary.warc_files} file(s) written this run, {summary.revisits} revisits"),
         ("peak RSS", f"{summary.peak_rss_mib:.0f} MiB"),
     ]
     if quiet:
-        console.print(f"headway: {summary.stopped_by}: {summary.fetches} pages in "
-                      f"{summary.seconds:.1f}s, queued {fr.queued}, failed {fr.failed}")
+        console.print(
+            f"headway: {summary.stopped_by}: {summary.fetches} pages in "
+            f"{summary.seconds:.1f}s, queued {fr.queued}, failed {fr.failed}"
+        )
         return
     table = Table(title="headway crawl summary", show_header=False)
     table.add_column(style="bold")

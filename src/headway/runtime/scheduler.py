@@ -12,6 +12,7 @@ coordination between slots.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 import math
@@ -19,12 +20,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from headway.frontier.store import LeasedUrl
+from headway.frontier.store import FrontierStore, LeasedUrl
 from headway.policy.outcome import Outcome
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
 from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
 from headway.runtime.worker import ThreadWorker
-from headway.frontier.store import FrontierStore
 from headway.urls.scope import OptOut
 
 log = logging.getLogger(__name__)
@@ -49,10 +49,21 @@ SkipHook = Callable[[LeasedUrl, str, float | None], Awaitable[None]]
 
 
 class Scheduler:
-    def __init__(self, frontier: FrontierStore, worker: ThreadWorker, *,
-                 limits: HostLimitParams, robots: RobotsCache, robots_ttl: float,
-                 crawl_delay_max: float, lease_seconds: float, optout: OptOut | None,
-                 on_skip: SkipHook, refill_batch: int = 256) -> None:
+    def __init__(
+        self,
+        frontier: FrontierStore,
+        worker: ThreadWorker,
+        *,
+        limits: HostLimitParams,
+        robots: RobotsCache,
+        robots_ttl: float,
+        crawl_delay_max: float,
+        lease_seconds: float,
+        optout: OptOut | None,
+        on_skip: SkipHook,
+        robots_give_up: int = 4,
+        refill_batch: int = 256,
+    ) -> None:
         self._frontier = frontier
         self._worker = worker
         self._params = limits
@@ -63,6 +74,8 @@ class Scheduler:
         self._optout = optout
         self._on_skip = on_skip
         self._refill_batch = refill_batch
+        self._robots_give_up = robots_give_up
+        self.hosts_given_up = 0
         self._heap: list[tuple[float, int, str]] = []
         self._seq = 0
         self._in_heap: set[str] = set()
@@ -75,6 +88,7 @@ class Scheduler:
         self._last_refill = 0.0
         self.stopping = False
         self.paused_until = 0.0  # global pause (quota exhausted)
+        self.page_budget = math.inf  # page jobs still allowed (--max-pages)
 
     # -- state -----------------------------------------------------------------------
     def limiter(self, host: str) -> HostLimiter:
@@ -113,16 +127,14 @@ class Scheduler:
     # -- pulling ---------------------------------------------------------------------
     async def next_job(self) -> Job | None:
         """The next job for the calling slot; None once the scheduler is stopping."""
-        while not self.stopping:
+        while not self.stopping and self.page_budget > 0:
             async with self._lock:
                 job = await self._next_ready(time.time())
             if job is not None:
                 return job
             self._wake.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._idle_wait(time.time()))
-            except TimeoutError:
-                pass
         return None
 
     def _idle_wait(self, now: float) -> float:
@@ -135,14 +147,15 @@ class Scheduler:
 
     async def _refill(self, now: float) -> None:
         exclude = frozenset(self._in_heap | self._busy)
-        hosts = await self._worker.call(self._frontier.ready_hosts, now, self._refill_batch,
-                                        exclude)
+        hosts = await self._worker.call(
+            self._frontier.ready_hosts, now, self._refill_batch, exclude
+        )
         self._last_refill = now
         for host, ready in hosts:
             self._push(host, max(ready, self.limiter(host).ready_at()))
 
     async def _next_ready(self, now: float) -> Job | None:
-        if self.paused_until > now:
+        if self.paused_until > now or self.page_budget <= 0:
             return None
         if (not self._heap or self._heap[0][0] > now) and now - self._last_refill > 0.05:
             await self._refill(now)
@@ -167,6 +180,21 @@ class Scheduler:
         if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
             # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time.
             held = self._held.pop(host, None)
+            if known.failures >= self._robots_give_up:
+                # Unreachable for good: its URLs fail (recorded) instead of waiting forever.
+                if held is not None:
+                    await self._on_skip(held, "robots-unreachable", None)
+                dropped = await self._worker.call(
+                    self._frontier.drop_host, host, "robots-unreachable"
+                )
+                self.hosts_given_up += 1
+                log.warning(
+                    "giving up on %s: robots.txt failed %d times; %d queued URLs marked failed",
+                    host,
+                    known.failures,
+                    dropped + (held is not None),
+                )
+                return None
             if held is not None:
                 await self._on_skip(held, "robots-unavailable", known.expires_at)
             self._push(host, known.expires_at)
@@ -174,8 +202,9 @@ class Scheduler:
         while True:
             lease = self._held.pop(host, None)
             if lease is None:
-                leased = await self._worker.call(self._frontier.lease, host, 1, now,
-                                                 self._lease_seconds)
+                leased = await self._worker.call(
+                    self._frontier.lease, host, 1, now, self._lease_seconds
+                )
                 if not leased:
                     return None  # nothing ready; the frontier offers the host again later
                 lease = leased[0]
@@ -190,13 +219,15 @@ class Scheduler:
                 await self._on_skip(lease, "robots-disallowed", None)
                 continue
             retry = lease.attempts > 0
+            self.page_budget -= 1
             lim.on_start(now, retry=retry)
             self._push(host, lim.ready_at())
             return PageJob(lease, retry)
 
     # -- results ---------------------------------------------------------------------
-    def on_fetch_done(self, host: str, now: float, outcome: Outcome, *, latency: float,
-                      retry_after: float | None) -> float:
+    def on_fetch_done(
+        self, host: str, now: float, outcome: Outcome, *, latency: float, retry_after: float | None
+    ) -> float:
         """Feed an outcome to the host's limiter; returns the host's next ready time."""
         lim = self.limiter(host)
         lim.on_finish(now, outcome, latency=latency, retry_after=retry_after)
@@ -206,8 +237,9 @@ class Scheduler:
         self._wake.set()
         return ready
 
-    def on_robots_done(self, host: str, rules: RobotsRules, now: float, outcome: Outcome,
-                       latency: float) -> None:
+    def on_robots_done(
+        self, host: str, rules: RobotsRules, now: float, outcome: Outcome, latency: float
+    ) -> None:
         self.robots.put(host, rules)
         delay, parked = clamp_crawl_delay(rules.crawl_delay, self._crawl_delay_max)
         lim = self.limiter(host)

@@ -76,5 +76,6 @@ class Stage(Generic[T]):
 
     def statistics(self) -> StageStats:
         oldest = time.monotonic() - self._items[0][0] if self._items else 0.0
-        return StageStats(self.name, len(self._items), self.capacity, oldest, self._puts,
-                          self._blocked)
+        return StageStats(
+            self.name, len(self._items), self.capacity, oldest, self._puts, self._blocked
+        )

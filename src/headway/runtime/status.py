@@ -33,9 +33,10 @@ def read_status(root: Path) -> dict[str, object]:
         if lines:
             try:
                 last = json.loads(lines[-1])
-                out["last_metrics"] = {k: last.get(k) for k in
-                                       ("time", "fetches", "pages_per_second", "errors",
-                                        "retry_ratio")}
+                out["last_metrics"] = {
+                    k: last.get(k)
+                    for k in ("time", "fetches", "pages_per_second", "errors", "retry_ratio")
+                }
             except ValueError:
                 pass
     return out

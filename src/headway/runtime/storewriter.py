@@ -34,13 +34,18 @@ class StoreWriter:
 
     def _open(self) -> None:
         p = self._paths
-        report = recover_store(p.root, warc_glob="warc/*.warc.gz", cdxj_name=p.cdxj.name,
-                               log_name=p.crawl_log.name)
+        report = recover_store(
+            p.root, warc_glob="warc/*.warc.gz", cdxj_name=p.cdxj.name, log_name=p.crawl_log.name
+        )
         cut = {k: v for k, v in report.warc_bytes_cut.items() if v}
         if cut or report.cdxj_lines_dropped or report.log_bytes_cut:
-            log.warning("recovered after an unclean stop: WARC bytes cut %s, index lines "
-                        "dropped %d, crawl-log bytes cut %d", cut, report.cdxj_lines_dropped,
-                        report.log_bytes_cut)
+            log.warning(
+                "recovered after an unclean stop: WARC bytes cut %s, index lines "
+                "dropped %d, crawl-log bytes cut %d",
+                cut,
+                report.cdxj_lines_dropped,
+                report.log_bytes_cut,
+            )
         digests = load_digests(p.cdxj) if p.cdxj.exists() else {}
         s = self._settings
         info = {
@@ -48,12 +53,16 @@ class StoreWriter:
             "robots": "obey",
             "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/"
-                          "warc-format/warc-1.1/",
+            "warc-format/warc-1.1/",
         }
-        self._warc = WarcWriter(p.warc_dir, prefix=s.store.warc_prefix,
-                                max_file_size=s.store.warc_max_size,
-                                software=f"headway/{__version__}", info=info,
-                                known_digests=digests)
+        self._warc = WarcWriter(
+            p.warc_dir,
+            prefix=s.store.warc_prefix,
+            max_file_size=s.store.warc_max_size,
+            software=f"headway/{__version__}",
+            info=info,
+            known_digests=digests,
+        )
         self._cdxj = CdxjWriter(p.cdxj)
         self._log = CrawlLog(p.crawl_log)
 
@@ -72,26 +81,28 @@ class StoreWriter:
             parsed = work.parsed
             error = work.parse_error or (res.error if res is not None else None)
             ctype = res.header("Content-Type") if res is not None else None
-            self._log.write(CrawlLogEntry(
-                time=res.started_at if res is not None else time.time(),
-                url=work.url,
-                status=res.status if res is not None else None,
-                outcome=res.outcome.value if res is not None else "skipped",
-                bytes=len(res.raw_body) if res is not None else 0,
-                content_type=ctype,
-                digest=rec.payload_digest if rec is not None else None,
-                duration=round(res.duration, 4) if res is not None else 0.0,
-                depth=work.depth,
-                outlinks=len(parsed.links) if parsed is not None else 0,
-                truncated=res.truncated if res is not None else None,
-                error=error,
-                attempt=(lease.attempts + 1) if lease is not None else 1,
-                revisit=rec.revisit if rec is not None else False,
-                warc_file=rec.filename if rec is not None else None,
-                warc_offset=rec.offset if rec is not None else None,
-                via=lease.via if lease is not None else None,
-                note=work.note,
-            ))
+            self._log.write(
+                CrawlLogEntry(
+                    time=res.started_at if res is not None else time.time(),
+                    url=work.url,
+                    status=res.status if res is not None else None,
+                    outcome=res.outcome.value if res is not None else "skipped",
+                    bytes=len(res.raw_body) if res is not None else 0,
+                    content_type=ctype,
+                    digest=rec.payload_digest if rec is not None else None,
+                    duration=round(res.duration, 4) if res is not None else 0.0,
+                    depth=work.depth,
+                    outlinks=len(parsed.links) if parsed is not None else 0,
+                    truncated=res.truncated if res is not None else None,
+                    error=error,
+                    attempt=(lease.attempts + 1) if lease is not None else 1,
+                    revisit=rec.revisit if rec is not None else False,
+                    warc_file=rec.filename if rec is not None else None,
+                    warc_offset=rec.offset if rec is not None else None,
+                    via=lease.via if lease is not None else None,
+                    note=work.note,
+                )
+            )
         self._warc.flush()
         self._cdxj.flush()
         self._log.flush()

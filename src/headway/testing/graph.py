@@ -189,21 +189,26 @@ def cal_path(year: int, month: int) -> str:
     return f"/cal/{year:04d}/{month:02d}"
 
 
-def _form(rng: random.Random) -> tuple[LinkForm, bool]:
-    return rng.choice((LinkForm.ROOT, LinkForm.ABSOLUTE, LinkForm.RELATIVE)), rng.random() < 0.15
+_FORMS = (LinkForm.ROOT, LinkForm.ABSOLUTE, LinkForm.RELATIVE)
 
 
 def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
     """The links on the HTML page ``path`` of ``host`` in document order (empty for
     pages without links). Deterministic from ``web.seed``."""
     spec = web.spec_for(host)
-    rng = random.Random(f"{web.seed}:{host}:{path}")
+    draw = random.Random(f"{web.seed}:{host}:{path}").random  # floats only: fast, seeded
+
+    def pick(n: int) -> int:
+        return int(draw() * n)
+
+    def local(target: str, tracking: int = 0) -> Link:
+        return Link(host, target, _FORMS[pick(3)], draw() < 0.15, tracking)
+
     links: list[Link] = []
     if path != "/":
         links.append(Link(host, "/"))  # the nav's home link
     if path == "/":
-        for i in range(min(spec.links_per_page, spec.pages)):
-            links.append(Link(host, f"/p/{i}", *_form(rng)))
+        links.extend(local(f"/p/{i}") for i in range(min(spec.links_per_page, spec.pages)))
         if Feature.REDIRECTS in spec.features and spec.pages:
             links.append(Link(host, f"/r/{spec.pages - 1}"))
         if Feature.TRACKING in spec.features and spec.pages:
@@ -212,22 +217,21 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             links.extend(Link(host, p) for p in ENTRIES.get(feature, ()))
         links.append(Link(host, "/nofollow-target", nofollow=True))
     elif path.startswith("/p/"):
-        i = int(path[3:])
-        links.append(Link(host, f"/p/{(i + 1) % spec.pages}", *_form(rng)))
+        pages = spec.pages
+        links.append(local(f"/p/{(int(path[3:]) + 1) % pages}"))
         for _ in range(spec.links_per_page - 1):
-            if web.hosts > 1 and rng.random() < web.cross_links:
-                other = rng.randrange(web.hosts - 1)
+            if web.hosts > 1 and draw() < web.cross_links:
+                other = pick(web.hosts - 1)
                 other += other >= host
-                pages = web.spec_for(other).pages
-                target = f"/p/{rng.randrange(pages)}" if pages else "/"
-                links.append(Link(other, target, LinkForm.ABSOLUTE, rng.random() < 0.15))
+                other_pages = web.spec_for(other).pages
+                target = f"/p/{pick(other_pages)}" if other_pages else "/"
+                links.append(Link(other, target, LinkForm.ABSOLUTE, draw() < 0.15))
             else:
-                links.append(Link(host, f"/p/{rng.randrange(spec.pages)}", *_form(rng)))
-        if Feature.REDIRECTS in spec.features and rng.random() < 0.3:
-            links.append(Link(host, f"/r/{rng.randrange(spec.pages)}", *_form(rng)))
-        if Feature.TRACKING in spec.features and rng.random() < 0.3:
-            target = f"/p/{rng.randrange(spec.pages)}"
-            links.append(Link(host, target, *_form(rng), tracking=rng.choice((1, 2))))
+                links.append(local(f"/p/{pick(pages)}"))
+        if Feature.REDIRECTS in spec.features and draw() < 0.3:
+            links.append(local(f"/r/{pick(pages)}"))
+        if Feature.TRACKING in spec.features and draw() < 0.3:
+            links.append(local(f"/p/{pick(pages)}", tracking=1 + pick(2)))
     elif path.startswith("/private/"):
         links.append(Link(host, "/private/2" if path == "/private/1" else "/private/1"))
     elif (month := calendar_month(path)) is not None:

@@ -239,19 +239,27 @@ class SimWeb:
         if index is None or self._renderer is None:
             reply = Reply(404, "text/plain", b"unknown host\n")
         else:
-            reply = await self._answer(index, request, start, wall, agent)
-        response = web.Response(status=reply.status, body=reply.body)
-        response.headers["Content-Type"] = reply.content_type
-        for key, value in reply.headers:
-            response.headers[key] = value
+            reply, logged = await self._answer(index, request, start, wall, agent)
+            if logged:
+                return self._response(reply)
+        response = self._response(reply)
         self._record(
             LoggedRequest(start, time.monotonic(), wall, name, raw_path, reply.status, agent)
         )
         return response
 
+    @staticmethod
+    def _response(reply: Reply) -> web.Response:
+        response = web.Response(status=reply.status, body=reply.body)
+        response.headers["Content-Type"] = reply.content_type
+        for key, value in reply.headers:
+            response.headers[key] = value
+        return response
+
     async def _answer(
         self, index: int, request: web.BaseRequest, start: float, wall: float, agent: str
-    ) -> Reply:
+    ) -> tuple[Reply, bool]:
+        """The reply, and whether the request is already logged (it hung)."""
         assert self._renderer is not None
         path = request.path
         is_robots = path == "/robots.txt"
@@ -259,21 +267,21 @@ class SimWeb:
             name = self.hosts[index]
             self._record(LoggedRequest(start, start, wall, name, request.raw_path, 0, agent))
             await self._sleep(HANG_SECONDS)
-            return Reply(503, "text/plain", b"gave up waiting\n")
+            return Reply(503, "text/plain", b"gave up waiting\n"), True
         await self._sleep(self._delay.get(index, self.spec.spec_for(index).delay))
         pushback = None if is_robots else self._pushback.get(index)
         if pushback is not None:
             headers: tuple[tuple[str, str], ...] = ()
             if pushback.retry_after is not None:
                 headers = (("Retry-After", f"{pushback.retry_after:g}"),)
-            return Reply(pushback.status, "text/plain", b"slow down\n", headers)
+            return Reply(pushback.status, "text/plain", b"slow down\n", headers), False
         spec = self.spec.spec_for(index)
         flaky = path == "/flaky" and Feature.RETRY_AFTER in spec.features
         if flaky and index not in self._flaky_done:
             self._flaky_done.add(index)
-            return Reply(503, "text/plain", b"try again\n", (("Retry-After", "1"),))
+            return Reply(503, "text/plain", b"try again\n", (("Retry-After", "1"),)), False
         gzipped = _accepts_gzip(request.headers.get("Accept-Encoding", ""))
-        return self._renderer.respond(index, path, gzipped=gzipped)
+        return self._renderer.respond(index, path, gzipped=gzipped), False
 
 
 async def serve(spec: SimWebSpec, host: str, port: int) -> None:

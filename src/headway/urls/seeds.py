@@ -11,10 +11,12 @@ the rest: only :func:`load_seeds` raises, when the file itself is unusable.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from headway.errors import SeedError
 from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize
@@ -53,6 +55,28 @@ def _seed_url(text: str, default_scheme: str) -> tuple[str | None, str]:
     return f"{default_scheme}://{text}", ""
 
 
+_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
+
+
+def _host_problem(url: str) -> str | None:
+    """Why the host of a canonical seed URL cannot be a real host name, or None.
+
+    The WHATWG parser accepts almost any host text (``ht!tp``, ``a..b``); a seed is a
+    promise of a real site, so it must be an IP address or DNS labels of letters,
+    digits, hyphens (and underscores, which real sub-domains use)."""
+    host = urlsplit(url).hostname or ""
+    if not host:
+        return "no host name"
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    if len(host) > 253 or not all(_LABEL.match(label) for label in host.split(".")):
+        return f"{host!r} is not a valid host name"
+    return None
+
+
 def parse_seeds(
     lines: Iterable[str],
     *,
@@ -78,6 +102,10 @@ def parse_seeds(
         canonical = canonicalize(url, None, options)
         if canonical is None:
             problems.append(SeedProblem(line_no, line, "not a valid URL"))
+            continue
+        host_problem = _host_problem(canonical)
+        if host_problem is not None:
+            problems.append(SeedProblem(line_no, line, host_problem))
             continue
         if canonical not in seen:
             seen.add(canonical)

@@ -1,0 +1,82 @@
+"""The command line as a user meets it: exit codes and messages, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from headway.settings import KEYS
+
+UA = "bot/1.0 (+https://example.org/bot)"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "headway.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+
+
+def test_help_documents_every_setting() -> None:
+    out = run("crawl", "--help")
+    assert out.returncode == 0
+    for key in KEYS:
+        assert key.flag in out.stdout, key.flag
+
+
+def test_missing_user_agent_is_refused_with_a_reason(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("example.org\n")
+    out = run("crawl", str(seeds), "--out", str(tmp_path / "c"))
+    assert out.returncode == 2
+    assert "user_agent" in out.stderr and "contact" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_unreadable_seeds_and_bad_lines(tmp_path: Path) -> None:
+    out = run("crawl", str(tmp_path / "nope.txt"), "--user-agent", UA, "--out", str(tmp_path / "c"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "nope.txt" in out.stderr
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("# only junk\nht!tp://\n\n")
+    out = run("crawl", str(seeds), "--user-agent", UA, "--out", str(tmp_path / "c"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_incompatible_crawl_directory_is_refused(tmp_path: Path) -> None:
+    crawl = tmp_path / "old"
+    crawl.mkdir()
+    (crawl / "headway.json").write_text(json.dumps({"format": 999, "software": "headway/9"}))
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://site0.sim:1/\n")
+    out = run("crawl", str(seeds), "--user-agent", UA, "--out", str(crawl))
+    assert out.returncode == 2
+    assert "format 999" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_foreign_non_empty_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("keep me")
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://site0.sim:1/\n")
+    out = run("crawl", str(seeds), "--user-agent", UA, "--out", str(tmp_path))
+    assert out.returncode == 2
+    assert "not a headway crawl directory" in out.stderr
+
+
+def test_bad_flag_value_names_the_key(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("example.org\n")
+    out = run("crawl", str(seeds), "--user-agent", UA, "--delay", "-3")
+    assert out.returncode == 2
+    assert "politeness.delay" in out.stderr and "[0, 3600]" in out.stderr
+
+
+def test_status_of_a_non_crawl_directory(tmp_path: Path) -> None:
+    out = run("status", str(tmp_path))
+    assert out.returncode == 2 and "not a headway crawl directory" in out.stderr

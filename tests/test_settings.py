@@ -1,0 +1,93 @@
+"""Settings: precedence, validation messages naming the key and range."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headway.errors import ConfigError
+from headway.settings import KEYS, build_settings, load_env, settings_from_sources
+
+UA = "bot/1.0 (+https://example.org/bot)"
+
+
+def test_defaults_are_polite() -> None:
+    s = build_settings({"user_agent": UA})
+    assert s.politeness.delay == 1.0
+    assert s.politeness.max_per_host == 1
+    assert s.fetch.max_body == 256 * 1024
+    assert s.frontier.host_budget == 10_000
+    assert s.scope.max_url_length == 2083
+    assert s.scope.scope == "seed-domains"
+    assert s.parsers >= 1
+
+
+@pytest.mark.parametrize("ua", ["", "   ", "mybot/1.0", "mybot (contact me)"])
+def test_user_agent_without_contact_is_refused(ua: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        build_settings({"user_agent": ua})
+    assert err.value.key == "identity.user_agent"
+
+
+@pytest.mark.parametrize("ua", [UA, "bot/2 (ops@example.org)", "x-bot (+http://a.example/)"])
+def test_user_agent_with_contact_is_accepted(ua: str) -> None:
+    assert build_settings({"user_agent": ua}).identity.user_agent == ua
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("delay", -1, "politeness.delay: must be within [0, 3600]"),
+        ("delay", "soon", "politeness.delay: expected a number"),
+        ("max_per_host", 0, "politeness.max_per_host: must be within [1, 64]"),
+        ("scope", "everything", "scope.scope: must be one of seed-domains, seed-hosts, open"),
+        ("allow_loopback", "maybe", "fetch.allow_loopback: expected true or false"),
+        ("concurrency", 2.5, "fetch.concurrency: expected an integer"),
+        ("include", ["("], "scope.include: bad regex"),
+        ("proxy", "socks://x", "fetch.proxy: must be an http:// or https:// URL"),
+        ("nonsense", 1, "nonsense: unknown setting"),
+    ],
+)
+def test_bad_values_name_the_key_and_range(key: str, value: object, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        build_settings({"user_agent": UA, key: value})
+    assert message in str(err.value)
+
+
+def test_precedence_defaults_toml_env_flags(tmp_path: Path) -> None:
+    cfg = tmp_path / "crawl.toml"
+    cfg.write_text(
+        f'[identity]\nuser_agent = "{UA}"\n[politeness]\ndelay = 2.0\nmax_per_host = 2\n'
+        "[fetch]\nconcurrency = 10\n"
+    )
+    env = {"HEADWAY_MAX_PER_HOST": "3", "HEADWAY_CONCURRENCY": "20", "PATH": "/bin"}
+    s = settings_from_sources(cfg, env, {"concurrency": 30})
+    assert s.politeness.delay == 2.0  # from the file
+    assert s.politeness.max_per_host == 3  # env beats the file
+    assert s.fetch.concurrency == 30  # flags beat env
+    assert s.fetch.total_timeout == 30.0  # default
+
+
+def test_toml_errors_are_clear(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[politeness\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        settings_from_sources(bad, {}, {"user_agent": UA})
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text("[politeness]\nconcurrency = 3\n")
+    with pytest.raises(ConfigError, match=r"politeness\.concurrency: unknown setting"):
+        settings_from_sources(wrong, {}, {"user_agent": UA})
+    with pytest.raises(ConfigError, match="cannot read"):
+        settings_from_sources(tmp_path / "missing.toml", {}, {"user_agent": UA})
+
+
+def test_unknown_environment_setting_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="HEADWAY_DELAYY"):
+        load_env({"HEADWAY_DELAYY": "1"})
+
+
+def test_every_key_has_help_and_a_unique_flag() -> None:
+    flags = [k.flag for k in KEYS]
+    assert len(flags) == len(set(flags))
+    assert all(k.help for k in KEYS)
