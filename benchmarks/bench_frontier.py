@@ -26,7 +26,7 @@ def fp_of(url: str) -> int:
 
 def make(i: int, hosts: int) -> UrlEntry:
     """URL ``i``; like a page's links, 4 in 5 of a batch of 500 share one host."""
-    h = (i // 500 * 7919) % hosts if i % 5 else i % hosts
+    h = (i // 500 * 7919) % hosts if i % 5 else (i // 5) % hosts
     host = f"host{h}.example"
     url = f"https://{host}/section/{i // hosts}/page-{i}.html"
     return UrlEntry(url=url, host=host, depth=1 + i % 4, priority=i % 7, fp=fp_of(url))

@@ -91,3 +91,15 @@ def test_every_key_has_help_and_a_unique_flag() -> None:
     flags = [k.flag for k in KEYS]
     assert len(flags) == len(set(flags))
     assert all(k.help for k in KEYS)
+
+
+def test_host_limit_overrides_parse_and_validate() -> None:
+    from headway.settings import parse_host_limits
+
+    assert parse_host_limits(("Big.Example=4", "*.cdn.example=8")) == {
+        "big.example": 4,
+        "*.cdn.example": 8,
+    }
+    for bad in ("noequals", "x=0", "x=65", "*=2", "=3", "x=lots"):
+        with pytest.raises(ConfigError, match="politeness.host_limit"):
+            build_settings({"user_agent": UA, "host_limit": [bad]})

@@ -84,6 +84,9 @@ class CanonSettings:
 class PolitenessSettings:
     delay: float = _opt(1.0, "minimum seconds between request starts to one host", min=0, max=3600)
     max_per_host: int = _opt(1, "ceiling of concurrent requests to one host", min=1, max=64)
+    host_limit: tuple[str, ...] = _opt(
+        (), "per-host ceiling override HOST=N or *.SUFFIX=N (repeatable)"
+    )
     crawl_delay_max: float = _opt(
         30.0,
         "largest robots.txt Crawl-delay used as a gap; hosts asking more are parked",
@@ -405,6 +408,7 @@ def validate(settings: Settings) -> None:
         )
     if not re.match(r"^[A-Za-z_-]", ua):
         raise ConfigError("identity.user_agent", "must start with the crawler's product token")
+    parse_host_limits(settings.politeness.host_limit)
     f = settings.fetch
     if f.connect_timeout > f.total_timeout or f.read_timeout > f.total_timeout:
         raise ConfigError(
@@ -418,6 +422,25 @@ def validate(settings: Settings) -> None:
                 re.compile(pattern)
             except re.error as exc:
                 raise ConfigError(f"scope.{pattern_key}", f"bad regex {pattern!r}: {exc}") from None
+
+
+def parse_host_limits(items: tuple[str, ...]) -> dict[str, int]:
+    """``HOST=N`` / ``*.SUFFIX=N`` ceilings, lower-cased keys; ConfigError on a bad item."""
+    out: dict[str, int] = {}
+    for item in items:
+        pattern, sep, value = item.partition("=")
+        pattern = pattern.strip().lower()
+        try:
+            ceiling = int(value)
+        except ValueError:
+            ceiling = 0
+        if not sep or not pattern or pattern in ("*", "*.") or not 1 <= ceiling <= 64:
+            raise ConfigError(
+                "politeness.host_limit",
+                f"expected HOST=N or *.SUFFIX=N with N in [1, 64]; got {item!r}",
+            )
+        out[pattern] = ceiling
+    return out
 
 
 def settings_from_sources(

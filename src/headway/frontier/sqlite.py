@@ -25,7 +25,8 @@ Schema (version 1):
 - ``totals(name, value)``: queued/leased/done/failed/seen counters; ``shed(reason,
   count)``; ``meta(key, value)``.
 
-The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open.
+The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open
+(about 5 us per fingerprint in pure Python: 5.5 s for 1M on the benchmark machine).
 """
 
 from __future__ import annotations

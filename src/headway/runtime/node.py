@@ -27,6 +27,7 @@ from headway import __version__
 from headway.errors import CrawlDirError
 from headway.fetch.client import FetchConfig, Fetcher
 from headway.fetch.resolver import load_hosts_file, parse_resolve_rules
+from headway.fetch.result import FetchResult
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import (
     Completion,
@@ -50,7 +51,7 @@ from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
 from headway.runtime.work import PageWork, SettleItem
 from headway.runtime.worker import ThreadWorker
-from headway.settings import Settings
+from headway.settings import Settings, parse_host_limits
 from headway.urls.canonical import DEFAULT_TRACKING_PARAMS, CanonOptions, canonicalize
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
@@ -84,6 +85,13 @@ def canon_options(settings: Settings) -> CanonOptions:
     return CanonOptions(
         strip_params=DEFAULT_TRACKING_PARAMS | extra, sort_query=settings.canon.sort_query
     )
+
+
+def _joined(res: FetchResult, name: str) -> str | None:
+    """Every value of a repeated response header, one per line (None when absent)."""
+    lname = name.lower()
+    values = [v for k, v in res.response_headers if k.lower() == lname]
+    return "\n".join(values) if values else None
 
 
 def _cpu_seconds() -> float:
@@ -193,6 +201,7 @@ class Node:
             optout=self.optout,
             on_skip=self._on_skip,
             robots_give_up=s.politeness.robots_give_up,
+            host_ceilings=parse_host_limits(s.politeness.host_limit),
         )
         self._page_budget: float
         if s.crawl.max_pages:
@@ -244,6 +253,14 @@ class Node:
         resolve = parse_resolve_rules(f.resolve)
         if f.hosts_file is not None:
             resolve = {**load_hosts_file(f.hosts_file), **resolve}
+        connections = f.concurrency
+        if f.proxy is not None and f.proxy_concurrency:
+            # the proxy's own cap bounds the global in-flight limit
+            connections = min(connections, f.proxy_concurrency)
+        connections = f.concurrency
+        if f.proxy is not None and f.proxy_concurrency:
+            # the proxy's own cap bounds the global in-flight limit
+            connections = min(connections, f.proxy_concurrency)
         return FetchConfig(
             user_agent=self.settings.identity.user_agent,
             connect_timeout=f.connect_timeout,
@@ -251,7 +268,7 @@ class Node:
             total_timeout=f.total_timeout,
             max_body=f.max_body,
             max_decoded=f.max_decoded,
-            max_connections=f.concurrency,
+            max_connections=connections,
             allow_loopback=f.allow_loopback,
             allow_private=f.allow_private,
             resolve=resolve,
@@ -428,7 +445,7 @@ class Node:
                 url=res.url,
                 body=res.body,
                 content_type=res.header("Content-Type"),
-                x_robots_tag=res.header("X-Robots-Tag"),
+                x_robots_tag=_joined(res, "X-Robots-Tag"),
                 robots_token=self.token,
                 options=self.canon,
                 sleep_seconds=s.runtime.parse_sleep,

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import heapq
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from headway.frontier.store import FrontierStore, LeasedUrl
@@ -62,6 +63,7 @@ class Scheduler:
         optout: OptOut | None,
         on_skip: SkipHook,
         robots_give_up: int = 4,
+        host_ceilings: Mapping[str, int] | None = None,
         refill_batch: int = 256,
     ) -> None:
         self._frontier = frontier
@@ -75,6 +77,7 @@ class Scheduler:
         self._on_skip = on_skip
         self._refill_batch = refill_batch
         self._robots_give_up = robots_give_up
+        self._ceilings = dict(host_ceilings or {})
         self.hosts_given_up = 0
         self._heap: list[tuple[float, int, str]] = []
         self._seq = 0
@@ -94,8 +97,25 @@ class Scheduler:
     def limiter(self, host: str) -> HostLimiter:
         lim = self._limiters.get(host)
         if lim is None:
-            lim = self._limiters[host] = HostLimiter(self._params)
+            lim = self._limiters[host] = HostLimiter(self._params_for(host))
         return lim
+
+    def _params_for(self, host: str) -> HostLimitParams:
+        """The default limits, with the operator's ceiling for this host if one matches
+        (exact host first, then the longest ``*.suffix``)."""
+        if not self._ceilings:
+            return self._params
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        ceiling = self._ceilings.get(host) or self._ceilings.get(name)
+        if ceiling is None:
+            labels = name.split(".")
+            for i in range(1, len(labels)):
+                ceiling = self._ceilings.get("*." + ".".join(labels[i:]))
+                if ceiling is not None:
+                    break
+        if ceiling is None:
+            return self._params
+        return dataclasses.replace(self._params, ceiling=ceiling)
 
     def held(self) -> int:
         return len(self._held)
