@@ -101,5 +101,5 @@ def test_host_limit_overrides_parse_and_validate() -> None:
         "*.cdn.example": 8,
     }
     for bad in ("noequals", "x=0", "x=65", "*=2", "=3", "x=lots"):
-        with pytest.raises(ConfigError, match="politeness.host_limit"):
+        with pytest.raises(ConfigError, match=r"politeness\.host_limit"):
             build_settings({"user_agent": UA, "host_limit": [bad]})

@@ -78,10 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--hosts", type=int, default=10, help="number of virtual hosts")
     sim.add_argument("--pages", type=int, default=50, help="pages per host")
     sim.add_argument("--port", type=int, default=8300, help="port on 127.0.0.1")
+    sim.add_argument("--links", type=int, default=8, help="links per page")
     sim.add_argument("--seed", type=int, default=0, help="seed of the link graph")
     bench = sub.add_parser("bench", help="crawl the simulated web and print speed figures")
     bench.add_argument("--hosts", type=int, default=50)
     bench.add_argument("--pages", type=int, default=100, help="pages per host")
+    bench.add_argument("--links", type=int, default=8, help="links per page")
     bench.add_argument("--parsers", type=int, default=2)
     bench.add_argument(
         "--out", type=Path, default=None, help="crawl directory (default: a temporary one)"
@@ -127,7 +129,13 @@ def main(argv: list[str] | None = None) -> int:
             from headway.runtime.bench import run_bench
 
             return int(
-                run_bench(hosts=args.hosts, pages=args.pages, parsers=args.parsers, out=args.out)
+                run_bench(
+                    hosts=args.hosts,
+                    pages=args.pages,
+                    links=args.links,
+                    parsers=args.parsers,
+                    out=args.out,
+                )
             )
     except HeadwayError as exc:
         print(f"headway: error: {exc}", file=sys.stderr)
@@ -211,7 +219,11 @@ def _simweb(args: argparse.Namespace) -> int:
     if not 1 <= args.hosts <= 100_000 or not 1 <= args.pages <= 1_000_000:
         print("headway: error: --hosts must be 1..100000 and --pages 1..1000000", file=sys.stderr)
         return 2
-    spec = SimWebSpec(hosts=args.hosts, host_spec=HostSpec(pages=args.pages), seed=args.seed)
+    spec = SimWebSpec(
+        hosts=args.hosts,
+        host_spec=HostSpec(pages=args.pages, links_per_page=args.links),
+        seed=args.seed,
+    )
     print(
         f"simulated web: {args.hosts} hosts site0.sim .. site{args.hosts - 1}.sim on "
         f"127.0.0.1:{args.port}; crawl with --resolve '*.sim=127.0.0.1' --allow-loopback "

@@ -258,10 +258,10 @@ async def test_metrics_endpoint_serves_documented_names(tmp_path: Path) -> None:
         crawl = asyncio.create_task(node.run())
         await _wait_for(lambda: len(page_requests(web.log)) >= 5)
         await asyncio.sleep(0.5)
-        async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://127.0.0.1:{port}/metrics") as resp:
-                assert resp.status == 200
-                text = await resp.text()
+        url = f"http://127.0.0.1:{port}/metrics"
+        async with aiohttp.ClientSession() as session, session.get(url) as resp:
+            assert resp.status == 200
+            text = await resp.text()
         await crawl
     values: dict[str, float] = {}
     for line in text.splitlines():

@@ -33,21 +33,14 @@ class Admission:
         out: list[UrlEntry] = []
         check = self.scope.check
         prio = priority_for(depth)
+        rejected = self.rejected
         for url in urls:
-            reason = check(url, depth)
+            host = host_key(url)
+            reason = check(url, depth, host)
             if reason is not None:
-                self.rejected[reason] += 1
+                rejected[reason] += 1
                 continue
-            out.append(
-                UrlEntry(
-                    url=url,
-                    host=host_key(url),
-                    depth=depth,
-                    priority=prio,
-                    fp=fingerprint(url),
-                    via=via,
-                )
-            )
+            out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via))
         return out
 
     def admit_redirect(self, target: str, source: str, depth: int) -> list[UrlEntry]:

@@ -31,7 +31,7 @@ def wait_port(port: int, timeout: float = 20.0) -> None:
     raise RuntimeError(f"simulated web did not start on port {port}")
 
 
-def run_bench(*, hosts: int, pages: int, parsers: int, out: Path | None) -> int:
+def run_bench(*, hosts: int, pages: int, links: int, parsers: int, out: Path | None) -> int:
     port = free_port()
     server = subprocess.Popen(
         [
@@ -57,7 +57,7 @@ def run_bench(*, hosts: int, pages: int, parsers: int, out: Path | None) -> int:
     finally:
         server.terminate()
         server.wait(10)
-    _report(summary, hosts, pages, parsers)
+    _report(summary, hosts, pages, links, parsers)
     return 0
 
 
@@ -84,9 +84,12 @@ def _crawl(crawl_dir: Path, hosts: int, port: int, parsers: int) -> CrawlSummary
     return result
 
 
-def _report(s: CrawlSummary, hosts: int, pages: int, parsers: int) -> None:
+def _report(s: CrawlSummary, hosts: int, pages: int, links: int, parsers: int) -> None:
     per_page = s.cpu_seconds / s.fetches * 1000 if s.fetches else 0.0
-    print(f"simulated web: {hosts} hosts x {pages} pages; {parsers} parser processes")
+    print(
+        f"simulated web: {hosts} hosts x {pages} pages, {links} links a page; "
+        f"{parsers} parser processes"
+    )
     print(f"pages fetched      {s.fetches}")
     print(f"requests           {s.requests}")
     print(f"wall seconds       {s.seconds:.2f}")

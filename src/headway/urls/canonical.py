@@ -238,12 +238,12 @@ def host_key(url: str) -> str:
     if start < 0:
         return ""
     start += 2
-    end = len(url)
-    for ch in "/?#":
-        j = url.find(ch, start)
-        if 0 <= j < end:
-            end = j
-    authority = url[start:end]
+    end = url.find("/", start)  # a canonical URL always has a path after its host
+    authority = url[start:] if end < 0 else url[start:end]
+    for ch in "?#":
+        j = authority.find(ch)
+        if j >= 0:
+            authority = authority[:j]
     at = authority.rfind("@")
     if at >= 0:
         authority = authority[at + 1 :]

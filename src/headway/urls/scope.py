@@ -37,6 +37,11 @@ _DOMAIN_OK = re.compile(
 )
 
 
+#: Host verdicts cached by ``Scope.check``; the cache is dropped whole when full.
+_VERDICT_CACHE = 100_000
+_UNKNOWN: object = object()
+
+
 class ScopeMode(StrEnum):
     """How far from its seeds a crawl may go."""
 
@@ -164,6 +169,7 @@ class Scope:
     __slots__ = (
         "_domains",
         "_exclude",
+        "_host_verdicts",
         "_hosts",
         "_include",
         "_max_depth",
@@ -183,6 +189,7 @@ class Scope:
         self._max_depth = rules.max_depth
         self._max_len = rules.max_url_length
         self._optout = optout if optout is not None and len(optout) else None
+        self._host_verdicts: dict[str, object] = {}
 
     @classmethod
     def for_seeds(
@@ -210,29 +217,9 @@ class Scope:
         )
         return cls(rules, optout)
 
-    def add_seed_host(self, host: str) -> None:
-        """Treat ``host`` (and its registered domain) as a seed's, e.g. after a seed
-        redirected there. Opt-out still applies to it."""
-        h = _hostname(host)
-        if h:
-            self._hosts.add(h)
-            self._domains.add(registered_domain(h))
-
-    @property
-    def seed_hosts(self) -> frozenset[str]:
-        return frozenset(self._hosts)
-
-    @property
-    def seed_domains(self) -> frozenset[str]:
-        return frozenset(self._domains)
-
-    def check(self, url: str, depth: int) -> str | None:
-        """None when ``url`` is in scope at ``depth``, else the reason (module contract)."""
-        if len(url) > self._max_len:
-            return "too-long"
-        if depth > self._max_depth:
-            return "too-deep"
-        host = _hostname(host_key(url))
+    def _host_verdict(self, key: str) -> str | None:
+        """Scope decision that depends on the host alone (cached per host key)."""
+        host = _hostname(key)
         if not host:
             return "out-of-scope"
         if self._optout is not None and self._optout.blocks(host):
@@ -245,6 +232,41 @@ class Scope:
             host not in self._hosts and registered_domain(host) not in self._domains
         ):
             return "out-of-scope"
+        return None
+
+    def add_seed_host(self, host: str) -> None:
+        """Treat ``host`` (and its registered domain) as a seed's, e.g. after a seed
+        redirected there. Opt-out still applies to it."""
+        h = _hostname(host)
+        if h:
+            self._host_verdicts.clear()
+            self._hosts.add(h)
+            self._domains.add(registered_domain(h))
+
+    @property
+    def seed_hosts(self) -> frozenset[str]:
+        return frozenset(self._hosts)
+
+    @property
+    def seed_domains(self) -> frozenset[str]:
+        return frozenset(self._domains)
+
+    def check(self, url: str, depth: int, host: str | None = None) -> str | None:
+        """None when ``url`` is in scope at ``depth``, else the reason (module contract).
+        ``host`` may pass the URL's ``host_key`` when the caller already has it."""
+        if len(url) > self._max_len:
+            return "too-long"
+        if depth > self._max_depth:
+            return "too-deep"
+        key = host_key(url) if host is None else host
+        verdict = self._host_verdicts.get(key, _UNKNOWN)
+        if verdict is _UNKNOWN:
+            verdict = self._host_verdict(key)
+            if len(self._host_verdicts) >= _VERDICT_CACHE:
+                self._host_verdicts.clear()
+            self._host_verdicts[key] = verdict
+        if verdict is not None:
+            return verdict  # type: ignore[return-value]
         for rx in self._exclude:
             if rx.search(url):
                 return "excluded"
