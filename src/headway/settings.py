@@ -70,6 +70,11 @@ class ScopeSettings:
     optout_file: Path | None = _opt(None, "file of domains never to fetch (one a line)")
     max_depth: int = _opt(50, "maximum link depth from a seed", min=0, max=10_000)
     max_url_length: int = _opt(2083, "longer URLs are not admitted", min=16, max=100_000)
+    trap_check: bool = _opt(
+        True,
+        "refuse URLs that look like traps (repeated path segments, very deep paths, "
+        "calendar pages far from this year)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,8 @@ class PolitenessSettings:
     )
     crawl_delay_max: float = _opt(
         30.0,
-        "largest robots.txt Crawl-delay used as a gap; hosts asking more are parked",
+        "a host whose robots.txt Crawl-delay exceeds this is parked: crawled only at its own "
+        "slower pace, never faster, and reported as parked",
         min=0,
         max=86400,
     )
@@ -398,7 +404,8 @@ def validate(settings: Settings) -> None:
         raise ConfigError(
             "identity.user_agent",
             "a User-Agent with a contact URL or e-mail is required (--user-agent): sites "
-            'them and how to reach you, e.g. "mybot/1.0 (+https://example.org/bot)"',
+            "must be able to tell who crawls them and how to reach you, "
+            'e.g. "mybot/1.0 (+https://example.org/bot)"',
         )
     if not _CONTACT.search(ua):
         raise ConfigError(

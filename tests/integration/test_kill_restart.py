@@ -3,10 +3,12 @@ the in-flight URLs fetched twice, WARC files readable."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -107,3 +109,37 @@ def test_kill_minus_9_then_restart_completes_the_same_crawl(tmp_path: Path) -> N
         with path.open("rb") as fh:
             for rec in ArchiveIterator(fh, check_digests="raise"):
                 rec.content_stream().read()
+
+
+def test_ctrl_c_stops_cleanly_and_the_same_command_continues(tmp_path: Path) -> None:
+    seeds_file = tmp_path / "seeds.txt"
+    spec = SimWebSpec(hosts=3, host_spec=HostSpec(pages=30, links_per_page=4), seed=5)
+    with ThreadedSimWeb(spec) as web:
+        seeds_file.write_text("\n".join(web.seeds()) + "\n")
+        out = tmp_path / "c"
+        argv = crawl_argv(seeds_file, out, "--delay", "0.05")
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while len(web.log) < 15 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr.decode()
+        assert b"interrupted" in stdout  # the summary says why it stopped
+        assert b"Traceback" not in stderr
+        # a clean stop leaves nothing leased and nothing for recovery to cut
+        assert _leased_urls(out) == set()
+        status = subprocess.run(
+            [sys.executable, "-m", "headway.cli", "status", str(out), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert status.returncode == 0, status.stderr
+        state = json.loads(status.stdout)
+        assert state["frontier"]["queued"] > 0 and state["frontier"]["done"] > 0
+        done = subprocess.run(argv, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr.decode()
+        fetched = fetched_urls(web, web.log)
+        assert set(fetched) >= web.expected_pages(TOKEN)
+        assert max(Counter(fetched).values()) == 1

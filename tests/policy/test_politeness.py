@@ -339,3 +339,13 @@ def test_property_never_early_never_over_ceiling(
             lim.on_finish(now, outcome, latency=latency, retry_after=retry_after)
             if retry_after is not None:
                 not_before = max(not_before, now + retry_after)
+
+
+def test_mark_sent_moves_the_gap_to_the_actual_send_time() -> None:
+    lim = HostLimiter(HostLimitParams(min_gap=1.0))
+    lim.on_start(10.0)
+    lim.mark_sent(10.4)  # the request left later than it was scheduled
+    lim.on_finish(10.5, Outcome.OK, latency=0.1)
+    assert lim.ready_at() == 11.4
+    lim.mark_sent(10.0)  # never moves the gap earlier
+    assert lim.ready_at() == 11.4

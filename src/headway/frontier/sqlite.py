@@ -368,11 +368,12 @@ class SqliteFrontier:
                 for url_id, host_id in rows:
                     c = wanted[url_id]
                     tx.totals["leased"] -= 1
-                    if c.settle is Settle.RETRY:
+                    if c.settle is Settle.RETRY or c.settle is Settle.REQUEUE:
+                        bump = 1 if c.settle is Settle.RETRY else 0
                         tx.conn.execute(
-                            f"UPDATE urls SET state = {_Q}, attempts = attempts + 1,"
+                            f"UPDATE urls SET state = {_Q}, attempts = attempts + ?,"
                             " not_before = ?, lease_expires = NULL WHERE id = ?",
-                            (c.not_before, url_id),
+                            (bump, c.not_before, url_id),
                         )
                         self._host_id(tx, host_id).push(c.not_before)
                         tx.totals["queued"] += 1

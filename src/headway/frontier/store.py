@@ -67,11 +67,14 @@ class LeasedUrl:
 
 
 class Settle(StrEnum):
-    """How a leased URL ends: DONE and FAILED are final, RETRY queues it again."""
+    """How a leased URL ends: DONE and FAILED are final, RETRY queues it again as one more
+    attempt, REQUEUE puts it back untried (its attempts unchanged), e.g. while its host's
+    robots.txt is unavailable."""
 
     DONE = "done"
     FAILED = "failed"
     RETRY = "retry"
+    REQUEUE = "requeue"
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,6 +152,12 @@ class HostLimiter:
         self._retries += int(retry)
         self._recent_retries.append(retry)
 
+    def mark_sent(self, now: float) -> None:
+        """The request counted by the last ``on_start`` actually went out at ``now``
+        (work between scheduling and sending takes time): the gap runs from the later of
+        the two, so the spacing holds on the wire, not just in the scheduler."""
+        self._last_start = max(self._last_start, now)
+
     def on_finish(
         self, now: float, outcome: Outcome, *, latency: float, retry_after: float | None = None
     ) -> None:

@@ -6,21 +6,39 @@ in the same batch call."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
 from headway.frontier.store import UrlEntry
-from headway.policy.priority import priority_for
+from headway.policy.priority import MAX_URL_LENGTH, looks_like_trap, priority_for
 from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
 from headway.urls.scope import Scope
 
+_YEARISH = re.compile(r"[/-](1[89]\d\d|2\d{3})[/-]")
+
+
+def _maybe_trap(url: str) -> bool:
+    """Cheap pre-filter for ``looks_like_trap`` (which costs ~15 us): only long URLs, deep
+    paths, paths deep enough to repeat a segment, or a year-like segment need the full
+    check."""
+    return len(url) > MAX_URL_LENGTH or url.count("/") > 6 or _YEARISH.search(url) is not None
+
 
 class Admission:
     def __init__(
-        self, scope: Scope, *, max_redirects: int = 5, redirect_memory: int = 100_000
+        self,
+        scope: Scope,
+        *,
+        max_redirects: int = 5,
+        redirect_memory: int = 100_000,
+        trap_check: bool = True,
+        current_year: int | None = None,
     ) -> None:
         self.scope = scope
+        self.trap_check = trap_check
+        self.current_year = current_year
         self.max_redirects = max_redirects
         self.rejected: Counter[str] = Counter()
         # redirect hops per target fingerprint: bounded, in memory (a chain cut short by a
@@ -34,11 +52,15 @@ class Admission:
         check = self.scope.check
         prio = priority_for(depth)
         rejected = self.rejected
+        year = self.current_year
         for url in urls:
             host = host_key(url)
             reason = check(url, depth, host)
             if reason is not None:
                 rejected[reason] += 1
+                continue
+            if self.trap_check and _maybe_trap(url) and looks_like_trap(url, current_year=year):
+                rejected["trap-suspect"] += 1
                 continue
             out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via))
         return out

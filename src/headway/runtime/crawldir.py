@@ -2,7 +2,7 @@
 
 Layout (format version ``CRAWL_FORMAT_VERSION``)::
 
-    <out>/headway.json        format version, creating software, first seeds file
+    <out>/headway.json        format version and the software that created it
     <out>/lock                held (flock) by the running node; a second node is refused
     <out>/frontier.sqlite3    the frontier (SQLite, WAL)
     <out>/warc/*.warc.gz      WARC/1.1 files

@@ -30,7 +30,8 @@ Snapshot = dict[str, Any]
 
 @dataclass(slots=True)
 class Counters:
-    """Running totals of one node (this run plus what a resumed crawl had done)."""
+    """Running totals of one node for this run (a resumed crawl starts them at zero;
+    the frontier's counts cover the whole crawl)."""
 
     fetches: int = 0  # page fetches finished (any outcome)
     requests: int = 0  # every HTTP request incl. robots.txt

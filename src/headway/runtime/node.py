@@ -57,6 +57,9 @@ from headway.urls.scope import OptOut, Scope, ScopeMode
 
 log = logging.getLogger(__name__)
 
+#: Seconds fetches in flight may still finish after Ctrl-C before they are cancelled.
+INTERRUPT_GRACE = 5.0
+
 _DONE_OUTCOMES = frozenset(
     {Outcome.OK, Outcome.NOT_MODIFIED, Outcome.CLIENT_ERROR, Outcome.REDIRECT}
 )
@@ -124,7 +127,11 @@ class Node:
             max_url_length=sc.max_url_length,
             optout=optout,
         )
-        self.admission = Admission(self.scope)
+        self.admission = Admission(
+            self.scope,
+            trap_check=settings.scope.trap_check,
+            current_year=time.gmtime().tm_year,
+        )
         self.counters = Counters()
         self.token = product_token(settings.identity.user_agent)
         self._stop_reason: str | None = None
@@ -251,8 +258,7 @@ class Node:
     def _fetch_config(self) -> FetchConfig:
         f = self.settings.fetch
         resolve = parse_resolve_rules(f.resolve)
-        if f.hosts_file is not None:
-            resolve = {**load_hosts_file(f.hosts_file), **resolve}
+        hosts = load_hosts_file(f.hosts_file) if f.hosts_file is not None else {}
         connections = f.concurrency
         if f.proxy is not None and f.proxy_concurrency:
             # the proxy's own cap bounds the global in-flight limit
@@ -274,6 +280,7 @@ class Node:
             resolve=resolve,
             dns_ttl=f.dns_ttl,
             proxy=f.proxy,
+            hosts=hosts,
         )
 
     async def _pipeline_run(self) -> None:
@@ -288,7 +295,10 @@ class Node:
             self.scheduler.stopping = True
             self.scheduler.wake()
             if self._stop_reason == "interrupted":
-                for t in slots:
+                # fetches already sent get a short grace to land (and not be fetched
+                # twice); what is still out after it is cancelled and its lease released
+                _done, pending = await asyncio.wait(slots, timeout=INTERRUPT_GRACE)
+                for t in pending:
                     t.cancel()
             else:
                 await asyncio.gather(*slots, return_exceptions=True)
@@ -353,6 +363,7 @@ class Node:
                     self._pipeline -= 1
 
     async def _run_robots(self, job: RobotsJob) -> None:
+        self.scheduler.limiter(job.host).mark_sent(time.time())
         res, _final = await self.fetcher.fetch_robots(job.url)
         now = time.time()
         self.counters.requests += 1
@@ -379,6 +390,7 @@ class Node:
         if self.optout is not None and self.optout.blocks(lease.host):  # checked again
             await self._on_skip(lease, "opted-out", None)
             return False
+        self.scheduler.limiter(lease.host).mark_sent(time.time())
         res = await self.fetcher.fetch(lease.url)
         now = time.time()
         retry_after = None
@@ -466,13 +478,13 @@ class Node:
         res = work.result
         if res is None:
             if work.requeue_at is not None:
-                work.completion = Completion(lease.id, Settle.RETRY, work.requeue_at)
+                work.completion = Completion(lease.id, Settle.REQUEUE, work.requeue_at)
             else:
                 work.completion = Completion(lease.id, Settle.FAILED)
             return
         outcome = res.outcome
         if self._paused_for_quota and res.status == self.settings.fetch.quota_status:
-            work.completion = Completion(lease.id, Settle.RETRY, now)
+            work.completion = Completion(lease.id, Settle.REQUEUE, now)
             work.note = "quota-exhausted"
             return
         if outcome in RETRYABLE:
@@ -599,6 +611,7 @@ class Node:
         hosts = self.scheduler.host_statistics()
         throttled = sorted(hosts.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:20]
         counts = self._counts
+        now_wall = time.time()
         fstats = self.fetcher.statistics() if hasattr(self, "fetcher") else None
         return {
             "time": time.time(),
@@ -641,8 +654,10 @@ class Node:
                 "known": len(hosts),
                 "active": sum(1 for h in hosts.values() if h.in_flight),
                 "ready": self.scheduler.hosts_ready(),
-                "parked": len(self.scheduler.parked)
-                + sum(1 for h in hosts.values() if h.parked_until > time.time()),
+                "parked": len(
+                    self.scheduler.parked
+                    | {h for h, st in hosts.items() if st.parked_until > now_wall}
+                ),
             },
             "throttled_hosts": [
                 {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -19,6 +20,12 @@ from headway.parse.page import ParsedPage, ParseTask, parse_task
 from headway.runtime.stage import StageStats
 
 log = logging.getLogger(__name__)
+
+
+def _ignore_sigint() -> None:
+    """Parser processes leave Ctrl-C to the node, which stops them in order (a terminal's
+    SIGINT reaches the whole process group)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class ParsePool:
@@ -35,7 +42,9 @@ class ParsePool:
         self.crashes = 0
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx)
+        return ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=self._ctx, initializer=_ignore_sigint
+        )
 
     def full(self) -> bool:
         return len(self._waiting) >= self.capacity

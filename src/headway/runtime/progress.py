@@ -103,7 +103,7 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
             f"queued {fr.queued}, done {fr.done}, failed {fr.failed}, "
             f"seen {fr.seen}, hosts queued {fr.hosts_queued}",
         ),
-        ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items())) or "none"),
+        ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items()) if v) or "none"),
         (
             "not admitted",
             ", ".join(f"{k} {v}" for k, v in sorted(summary.admission_rejected.items())) or "none",

@@ -240,7 +240,7 @@ class Scheduler:
                 continue
             retry = lease.attempts > 0
             self.page_budget -= 1
-            lim.on_start(now, retry=retry)
+            lim.on_start(time.time(), retry=retry)
             self._push(host, lim.ready_at())
             return PageJob(lease, retry)
 

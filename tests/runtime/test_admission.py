@@ -1,0 +1,61 @@
+"""Admission: scope, traps and redirect chains decide what reaches the frontier."""
+
+from __future__ import annotations
+
+from headway.runtime.admission import Admission
+from headway.urls.canonical import host_key
+from headway.urls.fingerprint import fingerprint
+from headway.urls.scope import OptOut, Scope
+
+
+def _admission(**kw: object) -> Admission:
+    scope = Scope.for_seeds(
+        ["https://example.org/"], max_depth=3, optout=OptOut(["blocked.example.org"])
+    )
+    return Admission(scope, current_year=2026, **kw)  # type: ignore[arg-type]
+
+
+def test_entries_carry_host_fingerprint_and_depth_priority() -> None:
+    adm = _admission()
+    [e] = adm.admit(["https://www.example.org:8443/a"], 2, "https://example.org/")
+    assert e.host == host_key(e.url) == "www.example.org:8443"
+    assert e.fp == fingerprint(e.url)
+    assert e.depth == 2 and e.priority == 2 and e.via == "https://example.org/"
+
+
+def test_rejections_are_counted_by_reason() -> None:
+    adm = _admission()
+    urls = [
+        "https://example.org/ok",
+        "https://elsewhere.net/",
+        "https://blocked.example.org/x",
+        "https://example.org/" + "a" * 3000,
+        "https://example.org/cal/2150/01/",
+        "https://example.org/a/b/a/b/a/b/a/b/",
+    ]
+    kept = adm.admit(urls, 1, None)
+    assert [e.url for e in kept] == ["https://example.org/ok"]
+    assert adm.rejected == {
+        "out-of-scope": 1,
+        "opted-out": 1,
+        "too-long": 1,
+        "trap-suspect": 2,
+    }
+    assert adm.admit(["https://example.org/deep"], 4, None) == []
+    assert adm.rejected["too-deep"] == 1
+
+
+def test_trap_check_can_be_switched_off_and_spares_normal_dates() -> None:
+    adm = _admission(trap_check=False)
+    assert len(adm.admit(["https://example.org/cal/2150/01/"], 1, None)) == 1
+    adm = _admission()
+    assert len(adm.admit(["https://example.org/news/2026/05/12/story"], 1, None)) == 1
+
+
+def test_redirect_chains_are_cut_after_the_cap() -> None:
+    adm = _admission(max_redirects=2)
+    first = adm.admit_redirect("https://example.org/r1", "https://example.org/r0", 0)
+    second = adm.admit_redirect("https://example.org/r2", "https://example.org/r1", 0)
+    third = adm.admit_redirect("https://example.org/r3", "https://example.org/r2", 0)
+    assert len(first) == 1 and len(second) == 1 and third == []
+    assert adm.rejected["redirect-chain"] == 1
