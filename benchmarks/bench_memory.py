@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from headway.frontier.bloom import BloomFilter
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import Completion, FrontierLimits, Settle
 from headway.runtime.admission import Admission
@@ -143,6 +144,11 @@ def main() -> None:
         f"frontier memory: bloom_capacity={limits.bloom_capacity:,}"
         f" bloom_error={limits.bloom_error} cache_size_kib={args.cache_kib:,}"
         f" settle batch={PAGES_PER_BATCH} pages x 100 links"
+    )
+    bloom_mib = BloomFilter(limits.bloom_capacity, limits.bloom_error).nbytes / 2**20
+    print(
+        f"bounds: Bloom bitmap {bloom_mib:.1f} MiB (allocated at open: in the baseline),"
+        f" SQLite page cache up to {args.cache_kib / 1024:.1f} MiB (fills as the DB grows)"
     )
     rows = []
     for n in args.sizes:

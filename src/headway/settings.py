@@ -143,6 +143,13 @@ class FrontierSettings:
         10_000_000, "max queued URLs in the frontier; lowest priority shed", min=100
     )
     bloom_capacity: int = _opt(10_000_000, "seen-filter sizing (memory is fixed by it)", min=1000)
+    frontier_cache_mib: int = _opt(
+        16,
+        "SQLite page cache of the frontier; with the Bloom filter it bounds the "
+        "frontier's memory whatever the crawl's size",
+        min=1,
+        max=65536,
+    )
     lease_margin: float = _opt(30.0, "lease = total timeout + this margin (s)", min=1)
 
 

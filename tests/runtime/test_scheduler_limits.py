@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.store import UrlEntry
 from headway.policy.politeness import HostLimitParams
 from headway.policy.robots import RobotsCache
 from headway.runtime.scheduler import Scheduler
 from headway.runtime.worker import ThreadWorker
+from headway.urls.fingerprint import fingerprint
 
 
 async def _noop(*_: Any) -> None:
@@ -38,3 +40,30 @@ def test_ceiling_overrides_exact_then_longest_suffix(tmp_path: Path) -> None:
     assert s.limiter("img.cdn.example:8080").params.ceiling == 8
     assert s.limiter("other.example").params.ceiling == 2
     assert s.limiter("elsewhere.org").params.ceiling == 1
+
+
+async def test_idle_limiters_are_evicted_and_waiting_hosts_keep_their_wait(
+    tmp_path: Path,
+) -> None:
+    from headway.policy.outcome import Outcome
+
+    s = _scheduler(tmp_path, {})
+    s.max_limiters = 2
+    slow = s.limiter("slow.example")
+    slow.on_start(100.0)
+    slow.on_finish(100.1, Outcome.THROTTLED, latency=0.1, retry_after=500.0)
+    s.limiter("a.example")
+    s.limiter("b.example")
+    busy = s.limiter("busy.example")
+    busy.on_start(100.0)  # in flight: never evicted
+    evicted = await s.evict_idle_limiters(now=101.0)
+    assert evicted == 2
+    assert "busy.example" in s._limiters and "b.example" in s._limiters
+    assert "slow.example" not in s._limiters
+    # the forgotten host's Retry-After wait was written to the frontier: its queued URL
+    # is not offered before the wait ends
+    frontier = s._frontier
+    url = "http://slow.example/"
+    frontier.add([UrlEntry(url, "slow.example", 0, 0, fingerprint(url))], 101.0)
+    assert frontier.ready_hosts(599.0, 10) == []
+    assert [h for h, _ in frontier.ready_hosts(601.0, 10)] == ["slow.example"]

@@ -181,7 +181,12 @@ class Node:
             bloom_capacity=s.frontier.bloom_capacity,
         )
         try:
-            self.frontier = await self.fw.call(SqliteFrontier, paths.frontier, limits)
+            self.frontier = await self.fw.call(
+                SqliteFrontier,
+                paths.frontier,
+                limits,
+                cache_size_kib=s.frontier.frontier_cache_mib * 1024,
+            )
         except Exception as exc:
             await self.store.close()
             raise CrawlDirError(f"cannot open the frontier {paths.frontier}: {exc}") from exc
@@ -304,7 +309,9 @@ class Node:
                 await asyncio.gather(*slots, return_exceptions=True)
             # drain what was fetched: parse -> store -> settle
             deadline = time.monotonic() + (15.0 if self._stop_reason == "interrupted" else 3600)
-            while self._pipeline_busy() and time.monotonic() < deadline:
+            # (the pipeline count covers a batch being written or settled, which the
+            # stage queues no longer show)
+            while (self._pipeline > 0 or self._pipeline_busy()) and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             for t in helpers:
                 t.cancel()

@@ -18,6 +18,7 @@ import heapq
 import logging
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
@@ -65,6 +66,7 @@ class Scheduler:
         robots_give_up: int = 4,
         host_ceilings: Mapping[str, int] | None = None,
         refill_batch: int = 256,
+        max_limiters: int = 50_000,
     ) -> None:
         self._frontier = frontier
         self._worker = worker
@@ -84,7 +86,10 @@ class Scheduler:
         self._in_heap: set[str] = set()
         self._busy: set[str] = set()  # at their concurrency limit, or fetching robots.txt
         self._held: dict[str, LeasedUrl] = {}  # leased while its host's robots.txt is fetched
-        self._limiters: dict[str, HostLimiter] = {}
+        # per-host limiters, least recently used first; idle ones are evicted past
+        # ``max_limiters`` so memory does not grow with the number of hosts ever seen
+        self._limiters: OrderedDict[str, HostLimiter] = OrderedDict()
+        self.max_limiters = max_limiters
         self.parked: set[str] = set()
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -98,7 +103,36 @@ class Scheduler:
         lim = self._limiters.get(host)
         if lim is None:
             lim = self._limiters[host] = HostLimiter(self._params_for(host))
+        else:
+            self._limiters.move_to_end(host)
         return lim
+
+    def _idle(self, host: str, lim: HostLimiter) -> bool:
+        return (
+            lim.statistics().in_flight == 0
+            and host not in self._in_heap
+            and host not in self._busy
+            and host not in self._held
+        )
+
+    async def evict_idle_limiters(self, now: float) -> int:
+        """Drop the least recently used idle limiters beyond ``max_limiters``. A host that
+        must still wait (backoff, Retry-After, parking) has its ready time written to the
+        frontier first, so forgetting its limiter never lets it be fetched sooner."""
+        excess = len(self._limiters) - self.max_limiters
+        if excess <= 0:
+            return 0
+        victims: list[tuple[str, float]] = []
+        for host, lim in self._limiters.items():
+            if len(victims) >= excess:
+                break
+            if self._idle(host, lim):
+                victims.append((host, lim.ready_at()))
+        for host, ready in victims:
+            del self._limiters[host]
+            if ready > now:
+                await self._worker.call(self._frontier.set_host_ready_at, host, ready)
+        return len(victims)
 
     def _params_for(self, host: str) -> HostLimitParams:
         """The default limits, with the operator's ceiling for this host if one matches
@@ -171,6 +205,7 @@ class Scheduler:
             self._frontier.ready_hosts, now, self._refill_batch, exclude
         )
         self._last_refill = now
+        await self.evict_idle_limiters(now)
         for host, ready in hosts:
             self._push(host, max(ready, self.limiter(host).ready_at()))
 
