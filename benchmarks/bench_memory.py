@@ -11,7 +11,7 @@ links back to recently found URLs), admits them with ``Admission.admit`` and set
 waits 30 simulated seconds (``set_host_ready_at``), so the crawl spreads over about N/50
 hosts. It stops once N URLs were discovered (admitted to the seen set, shed included).
 
-Reported per N: peak RSS (``ru_maxrss``), RSS right after the frontier opened (baseline:
+Reported per N: peak RSS (VmHWM), RSS right after the frontier opened (baseline:
 interpreter, imports, Bloom bitmap), their difference (what discovering N URLs cost),
 wall seconds, discovered URLs/s and the size of the database files; then the ratio of
 the frontier-attributable peak at the largest size to the smallest.
@@ -54,7 +54,12 @@ def rss_now_mib() -> float:
 
 
 def rss_peak_mib() -> float:
-    """Peak resident set size of this process (``ru_maxrss`` is KiB on Linux)."""
+    """Peak resident set size of this process image (VmHWM; ``ru_maxrss`` would carry
+    the high-water mark of the parent this child was forked from)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
