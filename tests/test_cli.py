@@ -80,3 +80,22 @@ def test_bad_flag_value_names_the_key(tmp_path: Path) -> None:
 def test_status_of_a_non_crawl_directory(tmp_path: Path) -> None:
     out = run("status", str(tmp_path))
     assert out.returncode == 2 and "not a headway crawl directory" in out.stderr
+
+
+def test_failures_inside_a_running_crawl_are_reported_without_a_traceback(
+    tmp_path: Path, capsys: object
+) -> None:
+    from headway.cli import _report_failure
+
+    err = BaseExceptionGroup("crawl", [OSError(28, "No space left on device")])
+    assert _report_failure(err, tmp_path) == 2
+    out = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert "I/O failure" in out and "No space left" in out
+    assert "Traceback" not in out
+    assert "No space left" in (tmp_path / "error.log").read_text()
+
+    bug = BaseExceptionGroup("crawl", [RuntimeError("boom")])
+    assert _report_failure(bug, tmp_path) == 1
+    out = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert "internal error: RuntimeError: boom" in out and "Traceback" not in out
+    assert (tmp_path / "error.log").read_text().count("\n--- 20") + 1 == 2

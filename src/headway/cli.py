@@ -142,7 +142,45 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BaseException as exc:
+        return _report_failure(exc, getattr(args, "out", None))
     return 2
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
+
+
+def _report_failure(exc: BaseException, out: Path | None) -> int:
+    """A failure inside a running crawl: one clear line per cause; the full traceback goes
+    to ``<crawl directory>/error.log`` (or stderr when there is no directory)."""
+    import traceback
+
+    if isinstance(exc, SystemExit):
+        raise exc
+    leaves = _leaves(exc)
+    for leaf in leaves:
+        if isinstance(leaf, HeadwayError):
+            print(f"headway: error: {leaf}", file=sys.stderr)
+        elif isinstance(leaf, OSError):
+            print(f"headway: error: I/O failure: {leaf}", file=sys.stderr)
+        else:
+            print(f"headway: internal error: {type(leaf).__name__}: {leaf}", file=sys.stderr)
+    text = "".join(traceback.format_exception(exc))
+    if out is not None and Path(out).is_dir():
+        log_path = Path(out) / "error.log"
+        with log_path.open("a", encoding="utf-8") as fh:
+            fh.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n{text}")
+        print(
+            f"headway: details in {log_path}; the crawl directory is consistent and the "
+            "same command resumes it",
+            file=sys.stderr,
+        )
+    else:
+        print(text, file=sys.stderr)
+    return 2 if all(isinstance(e, HeadwayError | OSError) for e in leaves) else 1
 
 
 def _crawl(args: argparse.Namespace) -> int:
