@@ -70,6 +70,13 @@ class ScopeSettings:
     optout_file: Path | None = _opt(None, "file of domains never to fetch (one a line)")
     max_depth: int = _opt(50, "maximum link depth from a seed", min=0, max=10_000)
     max_url_length: int = _opt(2083, "longer URLs are not admitted", min=16, max=100_000)
+    recent_urls: int = _opt(
+        50_000,
+        "URLs remembered at admission so repeated links skip the frontier "
+        "(memory: about 150 bytes each)",
+        min=0,
+        max=10_000_000,
+    )
     trap_check: bool = _opt(
         True,
         "refuse URLs that look like traps (repeated path segments, very deep paths, "

@@ -59,3 +59,24 @@ def test_redirect_chains_are_cut_after_the_cap() -> None:
     third = adm.admit_redirect("https://example.org/r3", "https://example.org/r2", 0)
     assert len(first) == 1 and len(second) == 1 and third == []
     assert adm.rejected["redirect-chain"] == 1
+
+
+def test_recently_admitted_urls_are_known_duplicates_and_memory_is_bounded() -> None:
+    adm = _admission(recent_urls=4)
+    first = adm.admit([f"https://example.org/{i}" for i in range(3)], 1, None)
+    assert len(first) == 3
+    again = adm.admit(
+        ["https://example.org/0", "https://example.org/1", "https://example.org/9"], 1, None
+    )
+    assert [e.url for e in again] == ["https://example.org/9"]
+    assert adm.known == 2
+    # rejected URLs are not remembered: a URL too deep here may be in scope from a
+    # shallower page later
+    assert adm.admit(["https://example.org/deep"], 4, None) == []
+    assert len(adm.admit(["https://example.org/deep"], 2, None)) == 1
+    # two generations of recent_urls // 2: old entries fall out, memory stays bounded
+    adm.admit([f"https://example.org/x{i}" for i in range(10)], 1, None)
+    assert len(adm._recent) + len(adm._recent_old) <= 4
+    assert (
+        len(adm.admit(["https://example.org/0"], 1, None)) == 1
+    )  # forgotten: the frontier decides

@@ -35,12 +35,23 @@ class Admission:
         redirect_memory: int = 100_000,
         trap_check: bool = True,
         current_year: int | None = None,
+        recent_urls: int = 50_000,
     ) -> None:
         self.scope = scope
         self.trap_check = trap_check
         self.current_year = current_year
         self.max_redirects = max_redirects
         self.rejected: Counter[str] = Counter()
+        # URLs recently sent to the frontier, in two rotating generations (memory fixed by
+        # ``recent_urls``): a link seen again (site navigation repeats on every page) is a
+        # known duplicate, skipped before any hashing, scope check or frontier look-up.
+        # Only URLs that passed scope enter, so skipping one gives exactly the frontier's
+        # own answer (duplicate).
+        self._recent: set[str] = set()
+        self._recent_old: set[str] = set()
+        self._recent_half = max(1, recent_urls // 2)
+        self._recent_on = recent_urls > 0
+        self.known = 0
         # redirect hops per target fingerprint: bounded, in memory (a chain cut short by a
         # restart only gets a fresh count, and the seen filter still stops loops).
         self._hops: OrderedDict[int, int] = OrderedDict()
@@ -53,7 +64,12 @@ class Admission:
         prio = priority_for(depth)
         rejected = self.rejected
         year = self.current_year
+        recent, recent_old = self._recent, self._recent_old
+        known = 0
         for url in urls:
+            if url in recent or url in recent_old:
+                known += 1
+                continue
             host = host_key(url)
             reason = check(url, depth, host)
             if reason is not None:
@@ -63,6 +79,13 @@ class Admission:
                 rejected["trap-suspect"] += 1
                 continue
             out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via))
+            if not self._recent_on:
+                continue
+            recent.add(url)
+            if len(recent) >= self._recent_half:
+                self._recent_old = recent_old = recent
+                self._recent = recent = set()
+        self.known += known
         return out
 
     def admit_redirect(self, target: str, source: str, depth: int) -> list[UrlEntry]:

@@ -43,6 +43,8 @@ def run_bench(*, hosts: int, pages: int, links: int, parsers: int, out: Path | N
             str(hosts),
             "--pages",
             str(pages),
+            "--links",
+            str(links),
             "--port",
             str(port),
         ],

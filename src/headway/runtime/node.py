@@ -70,7 +70,7 @@ class CrawlSummary:
     stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted
     resumed: bool
     seconds: float
-    cpu_seconds: float  # this process plus its parser processes
+    cpu_seconds: float  # this process (all threads) plus its parser processes, this run
     fetches: int
     requests: int
     bytes: int
@@ -130,6 +130,7 @@ class Node:
         self.admission = Admission(
             self.scope,
             trap_check=settings.scope.trap_check,
+            recent_urls=settings.scope.recent_urls,
             current_year=time.gmtime().tm_year,
         )
         self.counters = Counters()
@@ -247,7 +248,7 @@ class Node:
             stopped_by=self._stop_reason or "finished",
             resumed=resumed,
             seconds=time.monotonic() - self._started,
-            cpu_seconds=_cpu_seconds() - cpu0,
+            cpu_seconds=_cpu_seconds() - cpu0 + self.pool.cpu_seconds(),
             fetches=self.counters.fetches,
             requests=self.counters.requests,
             bytes=self.counters.bytes,
@@ -646,6 +647,7 @@ class Node:
                 for st in stages
             ],
             "admission_rejected": dict(self.admission.rejected),
+            "admission_known": self.admission.known,
             "shed": dict(counts.shed) if counts else dict(c.shed),
             "frontier": {
                 "queued": counts.queued,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -20,6 +21,20 @@ from headway.parse.page import ParsedPage, ParseTask, parse_task
 from headway.runtime.stage import StageStats
 
 log = logging.getLogger(__name__)
+
+
+def _timed_parse(task: ParseTask) -> tuple[ParsedPage, int, float]:
+    """Runs in a parser process: the page, and this process's pid and CPU seconds so far
+    (parser processes are not the node's children under forkserver, so the node cannot
+    count their CPU any other way)."""
+    page = parse_task(task)
+    t = os.times()
+    return page, os.getpid(), t.user + t.system
+
+
+def _cpu_now() -> tuple[int, float]:
+    t = os.times()
+    return os.getpid(), t.user + t.system
 
 
 def _ignore_sigint() -> None:
@@ -40,6 +55,8 @@ class ParsePool:
         self._submitted = 0
         self._blocked = 0
         self.crashes = 0
+        self._worker_cpu: dict[int, float] = {}  # parser pid -> its CPU seconds so far
+        self._worker_base: dict[int, float] = {}  # parser pid -> CPU seconds at warm-up
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
@@ -64,7 +81,9 @@ class ParsePool:
             self._submitted += 1
             try:
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._pool, parse_task, task)
+                page, pid, cpu = await loop.run_in_executor(self._pool, _timed_parse, task)
+                self._worker_cpu[pid] = cpu
+                return page
             except BrokenProcessPool:
                 self.crashes += 1
                 log.warning("a parser process died; restarting the pool")
@@ -83,11 +102,18 @@ class ParsePool:
             "parse", len(self._waiting), self.capacity, oldest, self._submitted, self._blocked
         )
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the parser processes have used since warm-up (as of their latest
+        page)."""
+        return sum(cpu - self._worker_base.get(pid, 0.0) for pid, cpu in self._worker_cpu.items())
+
     def warm_up(self) -> None:
-        """Start the worker processes now rather than on the first page."""
-        futures = [self._pool.submit(time.time) for _ in range(self.workers)]
+        """Start the worker processes now rather than on the first page, and take each
+        one's CPU so far as the baseline (imports are start-up, not crawl, cost)."""
+        futures = [self._pool.submit(_cpu_now) for _ in range(self.workers)]
         for f in futures:
-            f.result()
+            pid, cpu = f.result()
+            self._worker_base.setdefault(pid, cpu)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
