@@ -51,7 +51,9 @@ def discover(small: int, large: int, hold: bool) -> dict[str, float]:
     URLs; with ``hold`` every admitted URL is also kept in a Python set."""
     hosts = max(1, large // 50)
     seeds = [_url(k, k) for k in range(PAGES)]
-    admission = Admission(Scope.for_seeds(seeds, mode=ScopeMode.OPEN))
+    # admission's recent-URL set is bounded by its own setting; a small one fills up in
+    # the small phase, so what is left to grow is the frontier
+    admission = Admission(Scope.for_seeds(seeds, mode=ScopeMode.OPEN), recent_urls=2_000)
     kept: set[str] = set()
     peaks: list[float] = []
     with TemporaryDirectory() as tmp:
