@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from headway.cli import main
 from headway.runtime.metrics import SnapshotCollector
-from headway.runtime.node import Node
+from headway.runtime.snapshot import build_snapshot
 from headway.settings import KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +60,7 @@ def test_every_crawl_flag_is_documented(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def _sample_snapshot() -> dict[str, Any]:
-    """A snapshot shaped like ``Node._snapshot`` of a busy crawl."""
+    """A snapshot shaped like ``build_snapshot`` of a busy crawl."""
     stage = {"depth": 3, "capacity": 10, "oldest_age": 0.5, "blocked_puts": 2}
     return {
         "time": 1_700_000_000.0,
@@ -106,11 +106,11 @@ def _sample_snapshot() -> dict[str, Any]:
 
 
 def _snapshot_source() -> ast.Module:
-    return ast.parse(textwrap.dedent(inspect.getsource(Node._snapshot)))
+    return ast.parse(textwrap.dedent(inspect.getsource(build_snapshot)))
 
 
 def _snapshot_keys_in_code() -> set[str]:
-    """Every string key of the dict literals that ``Node._snapshot`` builds."""
+    """Every string key of the dict literals that ``build_snapshot`` builds."""
     keys: set[str] = set()
     for node in ast.walk(_snapshot_source()):
         if isinstance(node, ast.Dict):
@@ -121,7 +121,7 @@ def _snapshot_keys_in_code() -> set[str]:
 
 
 def _top_level_snapshot_keys() -> set[str]:
-    """The keys of the dict ``Node._snapshot`` returns."""
+    """The keys of the dict ``build_snapshot`` returns."""
     for node in ast.walk(_snapshot_source()):
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
             return {
@@ -129,7 +129,7 @@ def _top_level_snapshot_keys() -> set[str]:
                 for k in node.value.keys
                 if isinstance(k, ast.Constant) and isinstance(k.value, str)
             }
-    raise AssertionError("Node._snapshot no longer returns a dict literal")
+    raise AssertionError("build_snapshot no longer returns a dict literal")
 
 
 def test_sample_snapshot_has_the_shape_the_node_builds() -> None:

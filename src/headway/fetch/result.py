@@ -42,3 +42,9 @@ class FetchResult:
             if k.lower() == lname:
                 return v
         return None
+
+    def joined_header(self, name: str) -> str | None:
+        """Every value of a repeated response header, one per line (None when absent)."""
+        lname = name.lower()
+        values = [v for k, v in self.response_headers if k.lower() == lname]
+        return "\n".join(values) if values else None

@@ -17,90 +17,46 @@ import asyncio
 import logging
 import math
 import random
-import resource
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from headway import __version__
 from headway.errors import CrawlDirError
-from headway.fetch.client import FetchConfig, Fetcher
-from headway.fetch.resolver import load_hosts_file, parse_resolve_rules
-from headway.fetch.result import FetchResult
+from headway.fetch.client import Fetcher
 from headway.frontier.sqlite import SqliteFrontier
-from headway.frontier.store import (
-    Completion,
-    FrontierCounts,
-    FrontierLimits,
-    LeasedUrl,
-    Settle,
-)
+from headway.frontier.store import FrontierCounts, LeasedUrl
 from headway.parse.page import ParseTask, is_html
 from headway.policy.outcome import Outcome
-from headway.policy.politeness import HostLimitParams
-from headway.policy.retry import RETRYABLE, RetryParams, retry_delay
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.robots import RobotsCache, product_token, robots_from_response
 from headway.runtime.admission import Admission
+from headway.runtime.components import (
+    canon_options,
+    fetch_config,
+    frontier_limits,
+    host_limit_params,
+    retry_params,
+)
 from headway.runtime.crawldir import CrawlDir, CrawlPaths
 from headway.runtime.metrics import Counters, MetricsFile, PrometheusExporter, Snapshot
 from headway.runtime.parsepool import ParsePool
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
+from headway.runtime.settle import SettleRules, decide
+from headway.runtime.snapshot import build_snapshot
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
+from headway.runtime.summary import CrawlSummary, peak_rss_mib, process_cpu_seconds
 from headway.runtime.work import PageWork, SettleItem
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings, parse_host_limits
-from headway.urls.canonical import DEFAULT_TRACKING_PARAMS, CanonOptions, canonicalize
 from headway.urls.scope import OptOut, Scope, ScopeMode
+
+__all__ = ["CrawlSummary", "Node", "canon_options"]
 
 log = logging.getLogger(__name__)
 
 #: Seconds fetches in flight may still finish after Ctrl-C before they are cancelled.
 INTERRUPT_GRACE = 5.0
-
-_DONE_OUTCOMES = frozenset(
-    {Outcome.OK, Outcome.NOT_MODIFIED, Outcome.CLIENT_ERROR, Outcome.REDIRECT}
-)
-
-
-@dataclass(frozen=True, slots=True)
-class CrawlSummary:
-    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted
-    resumed: bool
-    seconds: float
-    cpu_seconds: float  # this process (all threads) plus its parser processes, this run
-    fetches: int
-    requests: int
-    bytes: int
-    outcomes: dict[str, int]
-    frontier: FrontierCounts
-    seeds_added: int
-    revisits: int
-    warc_files: int
-    admission_rejected: dict[str, int]
-    peak_rss_mib: float
-
-
-def canon_options(settings: Settings) -> CanonOptions:
-    extra = frozenset(p.lower() for p in settings.canon.strip_params)
-    return CanonOptions(
-        strip_params=DEFAULT_TRACKING_PARAMS | extra, sort_query=settings.canon.sort_query
-    )
-
-
-def _joined(res: FetchResult, name: str) -> str | None:
-    """Every value of a repeated response header, one per line (None when absent)."""
-    lname = name.lower()
-    values = [v for k, v in res.response_headers if k.lower() == lname]
-    return "\n".join(values) if values else None
-
-
-def _cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 class Node:
@@ -132,6 +88,12 @@ class Node:
             trap_check=settings.scope.trap_check,
             recent_urls=settings.scope.recent_urls,
             current_year=time.gmtime().tm_year,
+        )
+        self._rules = SettleRules(
+            admission=self.admission,
+            canon=self.canon,
+            retry=retry_params(settings),
+            quota_status=settings.fetch.quota_status,
         )
         self.counters = Counters()
         self.token = product_token(settings.identity.user_agent)
@@ -176,11 +138,7 @@ class Node:
         self.fw = ThreadWorker("frontier")
         self.store = StoreWriter(paths, s)
         await self.store.open()
-        limits = FrontierLimits(
-            host_budget=s.frontier.host_budget,
-            max_queued=s.frontier.max_queued,
-            bloom_capacity=s.frontier.bloom_capacity,
-        )
+        limits = frontier_limits(s)
         try:
             self.frontier = await self.fw.call(
                 SqliteFrontier,
@@ -201,12 +159,7 @@ class Node:
         self.scheduler = Scheduler(
             self.frontier,
             self.fw,
-            limits=HostLimitParams(
-                min_gap=s.politeness.delay,
-                ceiling=s.politeness.max_per_host,
-                backoff_max=s.politeness.backoff_max,
-                park_seconds=s.politeness.park_seconds,
-            ),
+            limits=host_limit_params(s),
             robots=RobotsCache(),
             robots_ttl=s.politeness.robots_ttl,
             crawl_delay_max=s.politeness.crawl_delay_max,
@@ -235,9 +188,9 @@ class Node:
             self.exporter.start(s.runtime.metrics_port)
         self.paths = paths
         self._started = time.monotonic()
-        cpu0 = _cpu_seconds()
+        cpu0 = process_cpu_seconds()
         try:
-            async with Fetcher(self._fetch_config()) as fetcher:
+            async with Fetcher(fetch_config(self.settings)) as fetcher:
                 self.fetcher = fetcher
                 await self._pipeline_run()
         finally:
@@ -248,7 +201,7 @@ class Node:
             stopped_by=self._stop_reason or "finished",
             resumed=resumed,
             seconds=time.monotonic() - self._started,
-            cpu_seconds=_cpu_seconds() - cpu0 + self.pool.cpu_seconds(),
+            cpu_seconds=process_cpu_seconds() - cpu0 + self.pool.cpu_seconds(),
             fetches=self.counters.fetches,
             requests=self.counters.requests,
             bytes=self.counters.bytes,
@@ -258,35 +211,7 @@ class Node:
             revisits=self.store.revisits,
             warc_files=self.store.files,
             admission_rejected=dict(self.admission.rejected),
-            peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        )
-
-    def _fetch_config(self) -> FetchConfig:
-        f = self.settings.fetch
-        resolve = parse_resolve_rules(f.resolve)
-        hosts = load_hosts_file(f.hosts_file) if f.hosts_file is not None else {}
-        connections = f.concurrency
-        if f.proxy is not None and f.proxy_concurrency:
-            # the proxy's own cap bounds the global in-flight limit
-            connections = min(connections, f.proxy_concurrency)
-        connections = f.concurrency
-        if f.proxy is not None and f.proxy_concurrency:
-            # the proxy's own cap bounds the global in-flight limit
-            connections = min(connections, f.proxy_concurrency)
-        return FetchConfig(
-            user_agent=self.settings.identity.user_agent,
-            connect_timeout=f.connect_timeout,
-            read_timeout=f.read_timeout,
-            total_timeout=f.total_timeout,
-            max_body=f.max_body,
-            max_decoded=f.max_decoded,
-            max_connections=connections,
-            allow_loopback=f.allow_loopback,
-            allow_private=f.allow_private,
-            resolve=resolve,
-            dns_ttl=f.dns_ttl,
-            proxy=f.proxy,
-            hosts=hosts,
+            peak_rss_mib=peak_rss_mib(),
         )
 
     async def _pipeline_run(self) -> None:
@@ -465,7 +390,7 @@ class Node:
                 url=res.url,
                 body=res.body,
                 content_type=res.header("Content-Type"),
-                x_robots_tag=_joined(res, "X-Robots-Tag"),
+                x_robots_tag=res.joined_header("X-Robots-Tag"),
                 robots_token=self.token,
                 options=self.canon,
                 sleep_seconds=s.runtime.parse_sleep,
@@ -478,58 +403,18 @@ class Node:
                 work.parsed = out
             await self.store_stage.put(work)
 
-    def _decide(self, work: PageWork, now: float) -> None:
-        """Settle decision and discovered links for one item (runs on the event loop)."""
-        lease = work.lease
-        if lease is None:
-            return
-        res = work.result
-        if res is None:
-            if work.requeue_at is not None:
-                work.completion = Completion(lease.id, Settle.REQUEUE, work.requeue_at)
-            else:
-                work.completion = Completion(lease.id, Settle.FAILED)
-            return
-        outcome = res.outcome
-        if self._paused_for_quota and res.status == self.settings.fetch.quota_status:
-            work.completion = Completion(lease.id, Settle.REQUEUE, now)
-            work.note = "quota-exhausted"
-            return
-        if outcome in RETRYABLE:
-            r = self.settings.retry
-            delay = retry_delay(
-                outcome,
-                lease.attempts + 1,
-                RetryParams(budget=r.retry_budget, base=r.retry_base, cap=r.retry_cap),
-                random.random(),
-                work.retry_after,
-            )
-            if delay is not None:
-                work.completion = Completion(lease.id, Settle.RETRY, now + delay)
-                work.note = f"retry in {delay:.1f}s"
-            else:
-                work.completion = Completion(lease.id, Settle.FAILED)
-                work.note = "retries exhausted" if lease.attempts else None
-            return
-        settle = Settle.DONE if outcome in _DONE_OUTCOMES else Settle.FAILED
-        work.completion = Completion(lease.id, settle)
-        if work.parsed is not None and work.parsed.links:
-            work.discovered = self.admission.admit(work.parsed.links, lease.depth + 1, lease.url)
-        if outcome is Outcome.REDIRECT:
-            location = res.header("Location")
-            target = canonicalize(location, lease.url, self.canon) if location else None
-            if target is None:
-                work.note = f"bad redirect location {location!r}"
-            else:
-                work.note = f"redirect -> {target}"
-                work.discovered = self.admission.admit_redirect(target, lease.url, lease.depth)
-
     async def _store_loop(self) -> None:
         while True:
             batch = await self.store_stage.get_batch(64)
             now = time.time()
             for work in batch:
-                self._decide(work, now)
+                decide(
+                    work,
+                    now,
+                    self._rules,
+                    quota_paused=self._paused_for_quota,
+                    rand=random.random(),
+                )
             await self.store.write(batch)
             for work in batch:
                 if work.lease is None:
@@ -604,84 +489,7 @@ class Node:
 
     # -- metrics -----------------------------------------------------------------------
     def _snapshot(self) -> Snapshot:
-        c = self.counters
-        mono = time.monotonic()
-        t0, f0, b0 = self._rate_mark
-        if mono - t0 >= 1.0:
-            self._rates = ((c.fetches - f0) / (mono - t0), (c.bytes - b0) / (mono - t0))
-            self._rate_mark = (mono, c.fetches, c.bytes)
-        stages = [
-            self.parse_stage.statistics(),
-            self.pool.statistics(),
-            self.store_stage.statistics(),
-            self.settle_stage.statistics(),
-        ]
-        hosts = self.scheduler.host_statistics()
-        throttled = sorted(hosts.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:20]
-        counts = self._counts
-        now_wall = time.time()
-        fstats = self.fetcher.statistics() if hasattr(self, "fetcher") else None
-        return {
-            "time": time.time(),
-            "elapsed": mono - self._started,
-            "fetches": c.fetches,
-            "requests": c.requests,
-            "bytes": c.bytes,
-            "retries": c.retries,
-            "robots_fetches": c.robots_fetches,
-            "retry_ratio": c.retries / c.requests if c.requests else 0.0,
-            "errors": c.errors,
-            "outcomes": dict(c.outcomes),
-            "pages_per_second": self._rates[0],
-            "bytes_per_second": self._rates[1],
-            "in_flight": fstats.in_flight if fstats else 0,
-            "pipeline": self._pipeline,
-            "stages": [
-                {
-                    "name": st.name,
-                    "depth": st.depth,
-                    "capacity": st.capacity,
-                    "oldest_age": round(st.oldest_age, 3),
-                    "blocked_puts": st.blocked_puts,
-                }
-                for st in stages
-            ],
-            "admission_rejected": dict(self.admission.rejected),
-            "admission_known": self.admission.known,
-            "shed": dict(counts.shed) if counts else dict(c.shed),
-            "frontier": {
-                "queued": counts.queued,
-                "leased": counts.leased,
-                "done": counts.done,
-                "failed": counts.failed,
-                "seen": counts.seen,
-                "hosts_queued": counts.hosts_queued,
-            }
-            if counts
-            else {},
-            "hosts": {
-                "known": len(hosts),
-                "active": sum(1 for h in hosts.values() if h.in_flight),
-                "ready": self.scheduler.hosts_ready(),
-                "parked": len(
-                    self.scheduler.parked
-                    | {h for h, st in hosts.items() if st.parked_until > now_wall}
-                ),
-            },
-            "throttled_hosts": [
-                {
-                    "host": h,
-                    "in_flight": st.in_flight,
-                    "limit": round(st.limit, 3),
-                    "gap": round(st.gap, 3),
-                    "retry_ratio": round(st.retry_ratio, 3),
-                    "health": round(st.health, 3),
-                }
-                for h, st in throttled
-            ],
-            "paused": self._paused_for_quota,
-            "software": f"headway/{__version__}",
-        }
+        return build_snapshot(self)
 
     def snapshot(self) -> dict[str, Any]:
         return self.last_snapshot

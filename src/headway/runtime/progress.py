@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from headway.runtime.node import CrawlSummary
+    from headway.runtime.summary import CrawlSummary
     from headway.settings import Settings
 
 log = logging.getLogger(__name__)

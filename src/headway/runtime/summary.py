@@ -1,0 +1,37 @@
+"""What a finished run of a node reports."""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass
+
+from headway.frontier.store import FrontierCounts
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlSummary:
+    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted
+    resumed: bool
+    seconds: float
+    cpu_seconds: float  # this process (all threads) plus its parser processes, this run
+    fetches: int
+    requests: int
+    bytes: int
+    outcomes: dict[str, int]
+    frontier: FrontierCounts
+    seeds_added: int
+    revisits: int
+    warc_files: int
+    admission_rejected: dict[str, int]
+    peak_rss_mib: float
+
+
+def process_cpu_seconds() -> float:
+    """CPU seconds of this process and of its waited-for children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

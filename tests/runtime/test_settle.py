@@ -1,0 +1,111 @@
+"""The settle decision for one URL, table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from headway.fetch.result import FetchResult
+from headway.frontier.store import LeasedUrl, Settle
+from headway.parse.page import ParsedPage
+from headway.policy.outcome import Outcome, outcome_for_status
+from headway.policy.retry import RetryParams
+from headway.runtime.admission import Admission
+from headway.runtime.settle import SettleRules, decide
+from headway.runtime.work import PageWork
+from headway.urls.canonical import DEFAULT_OPTIONS
+from headway.urls.scope import Scope
+
+URL = "https://example.org/a"
+
+
+def _rules() -> SettleRules:
+    admission = Admission(Scope.for_seeds(["https://example.org/"]), current_year=2026)
+    return SettleRules(admission, DEFAULT_OPTIONS, RetryParams(budget=2, base=1.0, cap=60.0), 509)
+
+
+def _work(
+    status: int | None,
+    attempts: int = 0,
+    *,
+    outcome: Outcome | None = None,
+    headers: tuple[tuple[str, str], ...] = (),
+    links: tuple[str, ...] = (),
+) -> PageWork:
+    lease = LeasedUrl(7, URL, "example.org", 1, 1, 123, None, attempts, 100.0)
+    if outcome is None:
+        assert status is not None
+        outcome = outcome_for_status(status, any(k == "Location" for k, _ in headers))
+    res = FetchResult(
+        url=URL,
+        started_at=0.0,
+        duration=0.1,
+        outcome=outcome,
+        status=status,
+        response_headers=headers,
+    )
+    parsed = (
+        ParsedPage(links, 0, False, False, None, None, "utf-8", None, len(links)) if links else None
+    )
+    return PageWork(url=URL, depth=1, lease=lease, result=res, parsed=parsed)
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome", "attempts", "settle", "note"),
+    [
+        (200, None, 0, Settle.DONE, None),
+        (404, None, 0, Settle.DONE, None),
+        (410, None, 0, Settle.DONE, None),
+        (500, None, 0, Settle.RETRY, "retry in"),
+        (503, None, 1, Settle.RETRY, "retry in"),
+        (429, None, 2, Settle.FAILED, "retries exhausted"),
+        (None, Outcome.TIMEOUT, 0, Settle.RETRY, "retry in"),
+        (None, Outcome.BLOCKED_ADDRESS, 0, Settle.FAILED, None),
+        (None, Outcome.TLS_ERROR, 0, Settle.FAILED, None),
+        (403, None, 0, Settle.DONE, None),
+    ],
+)
+def test_settle_table(
+    status: int | None, outcome: Outcome | None, attempts: int, settle: Settle, note: str | None
+) -> None:
+    work = _work(status, attempts, outcome=outcome)
+    decide(work, 1000.0, _rules(), quota_paused=False, rand=0.5)
+    assert work.completion is not None and work.completion.settle is settle
+    if settle is Settle.RETRY:
+        # full jitter of min(cap, base * 2**(attempt-1)), at least 0
+        assert 1000.0 <= work.completion.not_before <= 1000.0 + 2**attempts
+    assert (work.note or "").startswith(note or "")
+
+
+def test_retry_after_is_a_floor_for_the_retry_delay() -> None:
+    work = _work(429)
+    work.retry_after = 30.0
+    decide(work, 1000.0, _rules(), quota_paused=False, rand=0.1)
+    assert work.completion is not None and work.completion.not_before >= 1030.0
+
+
+def test_links_and_redirect_targets_go_through_admission() -> None:
+    work = _work(200, links=("https://example.org/b", "https://other.net/"))
+    rules = _rules()
+    decide(work, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert [e.url for e in work.discovered] == ["https://example.org/b"]
+    assert all(e.depth == 2 for e in work.discovered)
+    assert rules.admission.rejected["out-of-scope"] == 1
+    red = _work(301, headers=(("Location", "/c#frag"),))
+    decide(red, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert red.completion is not None and red.completion.settle is Settle.DONE
+    assert [e.url for e in red.discovered] == ["https://example.org/c"]
+    assert red.note == "redirect -> https://example.org/c"
+
+
+def test_skips_and_quota_answers_are_requeued_untried() -> None:
+    rules = _rules()
+    skipped = _work(200)
+    skipped.result = None
+    skipped.requeue_at = 5000.0
+    decide(skipped, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert skipped.completion is not None
+    assert (skipped.completion.settle, skipped.completion.not_before) == (Settle.REQUEUE, 5000.0)
+    quota = _work(509)
+    decide(quota, 1000.0, rules, quota_paused=True, rand=0.5)
+    assert quota.completion is not None and quota.completion.settle is Settle.REQUEUE
+    assert quota.note == "quota-exhausted"
