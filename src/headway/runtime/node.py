@@ -405,7 +405,8 @@ class Node:
 
     async def _store_loop(self) -> None:
         while True:
-            batch = await self.store_stage.get_batch(64)
+            # a short linger fills batches: one write + flush per batch, not per page
+            batch = await self.store_stage.get_batch(64, linger=0.01)
             now = time.time()
             for work in batch:
                 decide(

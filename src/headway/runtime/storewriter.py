@@ -19,6 +19,9 @@ from headway.store.warc import WarcWriter
 
 log = logging.getLogger(__name__)
 
+#: Seconds between fsyncs of the WARC file, index and crawl log.
+SYNC_INTERVAL = 1.0
+
 
 class StoreWriter:
     def __init__(self, paths: CrawlPaths, settings: Settings) -> None:
@@ -28,6 +31,7 @@ class StoreWriter:
         self._warc: WarcWriter | None = None
         self._cdxj: CdxjWriter | None = None
         self._log: CrawlLog | None = None
+        self._last_sync = 0.0
 
     async def open(self) -> None:
         await self._worker.call(self._open)
@@ -103,9 +107,15 @@ class StoreWriter:
                     note=work.note,
                 )
             )
-        self._warc.flush()
-        self._cdxj.flush()
-        self._log.flush()
+        # Written to the OS before the batch is settled: that is what survives kill -9.
+        # fsync (power loss) at most once a second, and at rotation and close.
+        now = time.monotonic()
+        sync = now - self._last_sync >= SYNC_INTERVAL
+        if sync:
+            self._last_sync = now
+        self._warc.flush(sync=sync)
+        self._cdxj.flush(sync=sync)
+        self._log.flush(sync=sync)
 
     @property
     def revisits(self) -> int:

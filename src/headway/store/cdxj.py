@@ -91,11 +91,13 @@ class CdxjWriter:
             raise StoreError(f"CDXJ index {self._path} is closed")
         self._file.write(cdxj_line(result, rec))
 
-    def flush(self) -> None:
-        """Push appended lines to disk (flush + fsync)."""
+    def flush(self, *, sync: bool = True) -> None:
+        """Hand appended lines to the operating system (enough for them to survive
+        the death of this process); with ``sync`` also fsync them to the device."""
         if self._file is not None:
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if sync:
+                os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if self._file is not None:

@@ -90,11 +90,13 @@ class CrawlLog:
             raise StoreError(f"crawl log {self._path} is closed")
         self._file.write(format_entry(entry))
 
-    def flush(self) -> None:
-        """Push written lines to disk (flush + fsync)."""
+    def flush(self, *, sync: bool = True) -> None:
+        """Hand written lines to the operating system (enough for them to survive
+        the death of this process); with ``sync`` also fsync them to the device."""
         if self._file is not None:
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if sync:
+                os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if self._file is not None:

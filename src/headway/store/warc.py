@@ -214,11 +214,13 @@ class WarcWriter:
             self._digests[digest] = (result.url, warc_date(result.started_at))
         return WrittenRecord(self._name, offset, resp_len, digest, first is not None, resp_id)
 
-    def flush(self) -> None:
-        """Push written records to disk (flush + fsync)."""
+    def flush(self, *, sync: bool = True) -> None:
+        """Hand written records to the operating system (enough for them to survive
+        the death of this process); with ``sync`` also fsync them to the device."""
         if self._file is not None:
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if sync:
+                os.fsync(self._file.fileno())
 
     def close(self) -> None:
         """Flush and close the current file; a later write opens a new one."""
