@@ -184,6 +184,12 @@ class RuntimeSettings:
 class StoreSettings:
     warc_max_size: int = _opt(1_000_000_000, "rotate WARC files past this size", min=MIB)
     warc_prefix: str = _opt("headway", "WARC file name prefix")
+    store_sync: str = _opt(
+        "interval",
+        "fsync WARC, index and crawl log after every batch (survives power loss, "
+        "slower) or at most once a second (survives the process being killed)",
+        choices=("batch", "interval"),
+    )
 
 
 @dataclass(frozen=True, slots=True)

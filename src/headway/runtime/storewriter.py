@@ -110,7 +110,7 @@ class StoreWriter:
         # Written to the OS before the batch is settled: that is what survives kill -9.
         # fsync (power loss) at most once a second, and at rotation and close.
         now = time.monotonic()
-        sync = now - self._last_sync >= SYNC_INTERVAL
+        sync = self._settings.store.store_sync == "batch" or now - self._last_sync >= SYNC_INTERVAL
         if sync:
             self._last_sync = now
         self._warc.flush(sync=sync)
