@@ -150,6 +150,12 @@ class FrontierSettings:
         10_000_000, "max queued URLs in the frontier; lowest priority shed", min=100
     )
     bloom_capacity: int = _opt(10_000_000, "seen-filter sizing (memory is fixed by it)", min=1000)
+    memory_target_mib: int = _opt(
+        0,
+        "while the node's RSS is over this, admission sheds the deepest new links "
+        "(reason 'memory'); 0: off",
+        min=0,
+    )
     frontier_cache_mib: int = _opt(
         16,
         "SQLite page cache of the frontier; with the Bloom filter it bounds the "

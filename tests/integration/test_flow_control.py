@@ -294,3 +294,18 @@ async def test_metrics_endpoint_serves_documented_names(tmp_path: Path) -> None:
     assert gaps and all(g >= 0.1 - 1e-9 for g in gaps)
     lines = (tmp_path / "c" / "metrics.jsonl").read_text().splitlines()
     assert len(lines) >= 2
+
+
+async def test_memory_target_sheds_deep_links_counted_by_reason(tmp_path: Path) -> None:
+    spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=400, links_per_page=3), cross_links=0.0)
+    async with SimWeb(spec) as web:
+        # a target below any real RSS: the node is always "over", so admission keeps
+        # narrowing to shallower links and sheds the deeper ones, counted as "memory"
+        settings = crawl_settings(tmp_path / "c", delay=0.02, memory_target_mib=1)
+        summary = await Node(settings, web.seeds()).run()
+        expected = web.expected_pages(TOKEN)
+    assert summary.stopped_by == "finished"
+    assert summary.admission_rejected.get("memory", 0) > 0
+    fetched = {e["url"] for e in read_crawl_log(tmp_path / "c") if e["status"] == 200}
+    assert len(fetched) < len(expected)  # deep pages were shed, before any fetch cost
+    assert set(web.seeds()) <= fetched  # the highest-priority URLs were kept

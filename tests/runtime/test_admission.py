@@ -80,3 +80,19 @@ def test_recently_admitted_urls_are_known_duplicates_and_memory_is_bounded() -> 
     assert (
         len(adm.admit(["https://example.org/0"], 1, None)) == 1
     )  # forgotten: the frontier decides
+
+
+def test_memory_pressure_sheds_the_deepest_links_first_and_recovers() -> None:
+    adm = _admission()
+    adm.admit(["https://example.org/x3"], 3, None)  # the deepest admitted so far: 3
+    adm.adjust_for_memory(True, max_depth=3)
+    adm.adjust_for_memory(True, max_depth=3)  # two seconds over target: depth 1 and less
+    assert adm.shed_depth == 1
+    assert adm.admit(["https://example.org/d2"], 2, None) == []
+    assert adm.rejected["memory"] == 1
+    assert len(adm.admit(["https://example.org/d1"], 1, None)) == 1
+    # shed links were not remembered: once memory is back under target they are admitted
+    adm.adjust_for_memory(False, max_depth=3)
+    adm.adjust_for_memory(False, max_depth=3)
+    assert adm.shed_depth is None
+    assert len(adm.admit(["https://example.org/d2"], 2, None)) == 1

@@ -52,6 +52,9 @@ class Admission:
         self._recent_half = max(1, recent_urls // 2)
         self._recent_on = recent_urls > 0
         self.known = 0
+        #: Deepest link depth admitted right now; lowered while memory is over its target.
+        self.shed_depth: int | None = None
+        self.deepest = 0  # deepest depth admitted so far
         # redirect hops per target fingerprint: bounded, in memory (a chain cut short by a
         # restart only gets a fresh count, and the seen filter still stops loops).
         self._hops: OrderedDict[int, int] = OrderedDict()
@@ -63,12 +66,18 @@ class Admission:
         check = self.scope.check
         prio = priority_for(depth)
         rejected = self.rejected
+        # over the memory target: links deeper than shed_depth are dropped (not marked
+        # seen, so a shallower page can still bring them in later)
+        shedding = self.shed_depth is not None and depth > self.shed_depth
         year = self.current_year
         recent, recent_old = self._recent, self._recent_old
         known = 0
         for url in urls:
             if url in recent or url in recent_old:
                 known += 1
+                continue
+            if shedding:
+                rejected["memory"] += 1
                 continue
             host = host_key(url)
             reason = check(url, depth, host)
@@ -86,7 +95,21 @@ class Admission:
                 self._recent_old = recent_old = recent
                 self._recent = recent = set()
         self.known += known
+        if out and depth > self.deepest:
+            self.deepest = depth
         return out
+
+    def adjust_for_memory(self, over_target: bool, max_depth: int) -> None:
+        """Called about once a second: over the memory target the admitted depth shrinks
+        by one level a call (the deepest, lowest-priority links are shed first); under
+        it, it grows back one level a call until no limit is left."""
+        if over_target:
+            current = min(self.deepest, max_depth) if self.shed_depth is None else self.shed_depth
+            self.shed_depth = max(0, current - 1)
+        elif self.shed_depth is not None:
+            self.shed_depth += 1
+            if self.shed_depth >= max_depth:
+                self.shed_depth = None
 
     def admit_redirect(self, target: str, source: str, depth: int) -> list[UrlEntry]:
         """Admit a redirect target; a chain longer than ``max_redirects`` is cut."""

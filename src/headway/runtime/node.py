@@ -45,7 +45,12 @@ from headway.runtime.settle import SettleRules, decide
 from headway.runtime.snapshot import build_snapshot
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.summary import CrawlSummary, peak_rss_mib, process_cpu_seconds
+from headway.runtime.summary import (
+    CrawlSummary,
+    current_rss_mib,
+    peak_rss_mib,
+    process_cpu_seconds,
+)
 from headway.runtime.work import PageWork, SettleItem
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings, parse_host_limits
@@ -450,6 +455,7 @@ class Node:
     async def _monitor(self) -> None:
         s = self.settings
         last_metrics = 0.0
+        last_memory_check = 0.0
         resume_file = self.paths.root / "resume"
         while True:
             await asyncio.sleep(0.25)
@@ -467,6 +473,11 @@ class Node:
             if self._paused_for_quota and resume_file.exists():
                 resume_file.unlink(missing_ok=True)
                 self.resume_quota()
+            if s.frontier.memory_target_mib and mono - last_memory_check >= 1.0:
+                last_memory_check = mono
+                self.admission.adjust_for_memory(
+                    current_rss_mib() > s.frontier.memory_target_mib, s.scope.max_depth
+                )
             self._check_end(mono)
 
     def _check_end(self, mono: float) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 from dataclasses import dataclass
 
@@ -35,3 +36,13 @@ def process_cpu_seconds() -> float:
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mib() -> float:
+    """Resident set size now (Linux /proc; the peak where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            pages = int(fh.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return peak_rss_mib()
+    return pages * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
