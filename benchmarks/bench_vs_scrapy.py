@@ -158,23 +158,10 @@ def headway_main(argv: list[str]) -> int:
     port, hosts, parsers, crawl_dir = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     import uvloop
 
+    from headway.runtime.bench import bench_settings
     from headway.runtime.node import Node
-    from headway.settings import build_settings
 
-    settings = build_settings(
-        {
-            "user_agent": "headway-bench/0.1 (+https://example.org/bench)",
-            "out": crawl_dir,
-            "resolve": ["*.sim=127.0.0.1"],
-            "allow_loopback": True,
-            "delay": 0.0,
-            "max_per_host": 8,
-            "parsers": parsers,
-            "quiet": True,
-            "concurrency": 64,
-            "metrics_interval": 5.0,
-        }
-    )
+    settings = bench_settings(Path(crawl_dir), parsers)
     ru = resource.getrusage(resource.RUSAGE_SELF)
     startup = ru.ru_utime + ru.ru_stime
     s = uvloop.run(Node(settings, [f"http://site{i}.sim:{port}/" for i in range(hosts)]).run())

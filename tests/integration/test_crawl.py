@@ -143,13 +143,18 @@ async def test_limits_stop_the_crawl_and_resume_continues(tmp_path: Path) -> Non
         assert max(counts.values()) == 1, "resume refetched nothing already done"
 
 
-async def test_robots_unavailable_means_wait_not_fetch(tmp_path: Path) -> None:
-    spec = SimWebSpec(
+def _robots_503_spec() -> SimWebSpec:
+    """Two hosts; the second one's robots.txt answers 503."""
+    return SimWebSpec(
         hosts=2,
         host_spec=HostSpec(pages=4, links_per_page=2),
         overrides={1: HostSpec(pages=4, links_per_page=2, robots_status=503)},
         cross_links=0.0,
     )
+
+
+async def test_robots_unavailable_means_wait_not_fetch(tmp_path: Path) -> None:
+    spec = _robots_503_spec()
     async with SimWeb(spec) as web:
         summary = await Node(
             crawl_settings(tmp_path / "c", delay=0.0, max_duration=3.0), web.seeds()
@@ -161,12 +166,7 @@ async def test_robots_unavailable_means_wait_not_fetch(tmp_path: Path) -> None:
 
 
 async def test_robots_unreachable_for_good_gives_up_on_the_host(tmp_path: Path) -> None:
-    spec = SimWebSpec(
-        hosts=2,
-        host_spec=HostSpec(pages=4, links_per_page=2),
-        overrides={1: HostSpec(pages=4, links_per_page=2, robots_status=503)},
-        cross_links=0.0,
-    )
+    spec = _robots_503_spec()
     async with SimWeb(spec) as web:
         summary = await Node(
             crawl_settings(

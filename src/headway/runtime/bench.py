@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from headway.runtime.node import CrawlSummary, Node
-from headway.settings import build_settings
+from headway.settings import Settings, build_settings
 
 
 def free_port() -> int:
@@ -63,10 +63,10 @@ def run_bench(*, hosts: int, pages: int, links: int, parsers: int, out: Path | N
     return 0
 
 
-def _crawl(crawl_dir: Path, hosts: int, port: int, parsers: int) -> CrawlSummary:
-    import uvloop
-
-    settings = build_settings(
+def bench_settings(crawl_dir: Path, parsers: int) -> Settings:
+    """Speed-test settings: the simulated web's names to loopback, politeness gaps off,
+    up to 8 requests per host. Never for real sites."""
+    return build_settings(
         {
             "user_agent": "headway-bench/0.1 (+https://example.org/bench)",
             "out": str(crawl_dir),
@@ -80,6 +80,12 @@ def _crawl(crawl_dir: Path, hosts: int, port: int, parsers: int) -> CrawlSummary
             "metrics_interval": 5.0,
         }
     )
+
+
+def _crawl(crawl_dir: Path, hosts: int, port: int, parsers: int) -> CrawlSummary:
+    import uvloop
+
+    settings = bench_settings(crawl_dir, parsers)
     seeds = [f"http://site{i}.sim:{port}/" for i in range(hosts)]
     node = Node(settings, seeds)
     result: CrawlSummary = uvloop.run(node.run())

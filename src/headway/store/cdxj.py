@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
 
-from headway.errors import StoreError
 from headway.fetch.result import FetchResult
+from headway.store.linefile import LineFile
 from headway.store.warc import WrittenRecord
 from headway.urls.surt import surt
 
@@ -74,36 +72,14 @@ def parse_cdxj_line(line: str) -> tuple[str, str, dict[str, object]] | None:
     return parts[0], parts[1], fields
 
 
-class CdxjWriter:
+class CdxjWriter(LineFile):
     """Appends index lines to ``path`` (created if missing)."""
 
     def __init__(self, path: Path) -> None:
-        self._path = Path(path)
-        try:
-            self._file: TextIO | None = open(  # noqa: SIM115 - owned by the writer
-                self._path, "a", encoding="utf-8", newline="\n"
-            )
-        except OSError as e:
-            raise StoreError(f"cannot open CDXJ index {path}: {e}") from e
+        super().__init__(path, "CDXJ index")
 
     def append(self, result: FetchResult, rec: WrittenRecord) -> None:
-        if self._file is None:
-            raise StoreError(f"CDXJ index {self._path} is closed")
-        self._file.write(cdxj_line(result, rec))
-
-    def flush(self, *, sync: bool = True) -> None:
-        """Hand appended lines to the operating system (enough for them to survive
-        the death of this process); with ``sync`` also fsync them to the device."""
-        if self._file is not None:
-            self._file.flush()
-            if sync:
-                os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        if self._file is not None:
-            self.flush()
-            self._file.close()
-            self._file = None
+        self.write_line(cdxj_line(result, rec))
 
 
 def load_digests(path: Path) -> dict[str, tuple[str, str]]:

@@ -9,13 +9,12 @@ a line back (``time`` returns as epoch seconds, rounded to the millisecond).
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from headway.errors import StoreError
+from headway.store.linefile import LineFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,33 +72,11 @@ def parse_entry(line: str) -> CrawlLogEntry:
         raise ValueError(f"not a crawl log entry: {e}") from e
 
 
-class CrawlLog:
+class CrawlLog(LineFile):
     """Appends entries to ``path`` (created if missing)."""
 
     def __init__(self, path: Path) -> None:
-        self._path = Path(path)
-        try:
-            self._file: TextIO | None = open(  # noqa: SIM115 - owned by the log
-                self._path, "a", encoding="utf-8", newline="\n"
-            )
-        except OSError as e:
-            raise StoreError(f"cannot open crawl log {path}: {e}") from e
+        super().__init__(path, "crawl log")
 
     def write(self, entry: CrawlLogEntry) -> None:
-        if self._file is None:
-            raise StoreError(f"crawl log {self._path} is closed")
-        self._file.write(format_entry(entry))
-
-    def flush(self, *, sync: bool = True) -> None:
-        """Hand written lines to the operating system (enough for them to survive
-        the death of this process); with ``sync`` also fsync them to the device."""
-        if self._file is not None:
-            self._file.flush()
-            if sync:
-                os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        if self._file is not None:
-            self.flush()
-            self._file.close()
-            self._file = None
+        self.write_line(format_entry(entry))
