@@ -233,3 +233,13 @@ async def test_statistics_count_requests(server: Server, fetcher: Fetcher) -> No
     stats = fetcher.statistics()
     assert stats.requests == 5 and stats.in_flight == 0
     assert stats.bytes_received == 5 * len(HTML) and stats.errors_by_outcome == {}
+
+
+async def test_sent_at_marks_when_the_request_left(server: Server, fetcher: Fetcher) -> None:
+    first = await fetcher.fetch(server.url("/page"))
+    again = await fetcher.fetch(server.url("/page"))  # a reused connection
+    for res in (first, again):
+        assert res.sent_at is not None
+        assert res.started_at <= res.sent_at <= res.started_at + res.duration + 0.001
+    refused = await fetcher.fetch("http://127.0.0.1:1/")  # never connected: never sent
+    assert refused.sent_at is None

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
+from types import SimpleNamespace, TracebackType
 
 import aiohttp
 from aiohttp.connector import Connection
@@ -79,10 +79,32 @@ class FetchStats:
     errors_by_outcome: dict[str, int]
 
 
+async def _headers_sent(
+    _session: aiohttp.ClientSession,
+    ctx: SimpleNamespace,
+    _params: aiohttp.TraceRequestHeadersSentParams,
+) -> None:
+    """Records when the request actually left (after any connection set-up): politeness
+    gaps are measured from this moment."""
+    ex = getattr(ctx, "trace_request_ctx", None)
+    if isinstance(ex, _Exchange) and ex.sent_at is None:
+        ex.sent_at = time.time()
+
+
 class _Exchange:
     """What is known of an exchange so far; read when it fails part way."""
 
-    __slots__ = ("chunks", "cut", "ip", "reason", "request_headers", "response", "size", "status")
+    __slots__ = (
+        "chunks",
+        "cut",
+        "ip",
+        "reason",
+        "request_headers",
+        "response",
+        "sent_at",
+        "size",
+        "status",
+    )
 
     def __init__(self, request_headers: Headers) -> None:
         self.request_headers = request_headers
@@ -93,6 +115,7 @@ class _Exchange:
         self.chunks: list[bytes] = []
         self.size = 0
         self.cut: str | None = None
+        self.sent_at: float | None = None  # wall clock when the request headers went out
 
 
 def classify_error(exc: BaseException) -> tuple[Outcome, str]:
@@ -189,7 +212,10 @@ class Fetcher:
             use_dns_cache=False,
             enable_cleanup_closed=True,
         )
+        trace = aiohttp.TraceConfig()
+        trace.on_request_headers_sent.append(_headers_sent)
         self._session = aiohttp.ClientSession(
+            trace_configs=[trace],
             connector=connector,
             auto_decompress=False,
             cookie_jar=aiohttp.DummyCookieJar(),
@@ -278,6 +304,7 @@ class Fetcher:
                 outcome=outcome,
                 request_headers=ex.request_headers if ex else (),
                 ip=ex.ip if ex else None,
+                sent_at=ex.sent_at if ex else None,
                 error=error,
             )
 
@@ -316,6 +343,7 @@ class Fetcher:
             headers=self._headers,
             allow_redirects=False,
             proxy=self._config.proxy,
+            trace_request_ctx=ex,
         ) as resp:
             ex.response = resp
             ex.status = resp.status
@@ -376,5 +404,6 @@ class Fetcher:
             body=body,
             truncated=cut,
             ip=ex.ip,
+            sent_at=ex.sent_at,
             error=error,
         )

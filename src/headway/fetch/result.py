@@ -34,6 +34,7 @@ class FetchResult:
     truncated: str | None = None
     ip: str | None = None
     error: str | None = None  # human-readable error, None when a response was read
+    sent_at: float | None = None  # wall clock when the request headers were sent
 
     def header(self, name: str) -> str | None:
         """First response header of that name (case-insensitive), or None."""

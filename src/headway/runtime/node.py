@@ -303,6 +303,8 @@ class Node:
     async def _run_robots(self, job: RobotsJob) -> None:
         self.scheduler.limiter(job.host).mark_sent(time.time())
         res, _final = await self.fetcher.fetch_robots(job.url)
+        if res.sent_at is not None:
+            self.scheduler.limiter(job.host).mark_sent(res.sent_at)
         now = time.time()
         self.counters.requests += 1
         self.counters.robots_fetches += 1
@@ -331,6 +333,8 @@ class Node:
         self.scheduler.limiter(lease.host).mark_sent(time.time())
         res = await self.fetcher.fetch(lease.url)
         now = time.time()
+        if res.sent_at is not None:  # connection set-up delayed the request: gap from here
+            self.scheduler.limiter(lease.host).mark_sent(res.sent_at)
         retry_after = None
         if res.status in (429, 503):
             retry_after = parse_retry_after(res.header("Retry-After"), now)
