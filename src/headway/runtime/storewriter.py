@@ -4,6 +4,7 @@ pages, on the store thread, flushed (fsync) before the batch's URLs are settled.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Sequence
 
@@ -23,6 +24,23 @@ log = logging.getLogger(__name__)
 SYNC_INTERVAL = 1.0
 
 
+_SERIAL = re.compile(r"-(\d+)\.warc\.gz$")
+
+
+def _newest_warc_glob(paths: CrawlPaths) -> str:
+    """Only the newest WARC file can end in a partial record: the writer fills one file at
+    a time and closes it (flushed) before opening the next, and every start opens a new
+    one. The file written last (latest modification, then highest serial) is the one that
+    was open at a crash. Checking just it keeps start-up fast however large the crawl."""
+    newest: tuple[int, int, str] | None = None
+    for f in paths.warc_dir.glob("*.warc.gz"):
+        m = _SERIAL.search(f.name)
+        key = (f.stat().st_mtime_ns, int(m.group(1)) if m else -1, f.name)
+        if newest is None or key > newest:
+            newest = key
+    return f"warc/{newest[2]}" if newest is not None else "warc/*.warc.gz"
+
+
 class StoreWriter:
     def __init__(self, paths: CrawlPaths, settings: Settings) -> None:
         self._paths = paths
@@ -39,7 +57,10 @@ class StoreWriter:
     def _open(self) -> None:
         p = self._paths
         report = recover_store(
-            p.root, warc_glob="warc/*.warc.gz", cdxj_name=p.cdxj.name, log_name=p.crawl_log.name
+            p.root,
+            warc_glob=_newest_warc_glob(p),
+            cdxj_name=p.cdxj.name,
+            log_name=p.crawl_log.name,
         )
         cut = {k: v for k, v in report.warc_bytes_cut.items() if v}
         if cut or report.cdxj_lines_dropped or report.log_bytes_cut:
