@@ -87,6 +87,7 @@ class StoreWriter:
             software=f"headway/{__version__}",
             info=info,
             known_digests=digests,
+            compress_level=s.store.warc_gzip_level,
         )
         self._cdxj = CdxjWriter(p.cdxj)
         self._log = CrawlLog(p.crawl_log)
