@@ -2,6 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/bench_vs_scrapy.py --hosts 20 --pages 100 --links 150
 [--scrapy-python /tmp/scrapy-venv/bin/python] [--scrapy-dns proxy|resolver]``.
+Scrapy is not a dependency of headway; give it a virtualenv of its own first:
+``python3.11 -m venv /tmp/scrapy-venv && /tmp/scrapy-venv/bin/pip install scrapy``.
 
 One ``headway simweb`` process serves every host on a free loopback port; both crawlers
 talk to it, and its CPU is not counted (it is a separate process). Then:

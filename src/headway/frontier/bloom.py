@@ -52,6 +52,18 @@ class BloomFilter:
         """Bits set (and tested) per fingerprint."""
         return self._k
 
+    def to_bytes(self) -> bytes:
+        """The bitmap, for saving; ``load_bytes`` takes it back."""
+        return bytes(self._bits)
+
+    def load_bytes(self, data: bytes) -> bool:
+        """Replace the bitmap with a saved one of the same sizing; False (and unchanged)
+        when ``data`` does not fit this filter."""
+        if len(data) != len(self._bits):
+            return False
+        self._bits[:] = data
+        return True
+
     def add(self, fp: int) -> None:
         self.add_many((fp,))
 

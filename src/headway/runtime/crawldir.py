@@ -5,6 +5,7 @@ Layout (format version ``CRAWL_FORMAT_VERSION``)::
     <out>/headway.json        format version and the software that created it
     <out>/lock                held (flock) by the running node; a second node is refused
     <out>/frontier.sqlite3    the frontier (SQLite, WAL)
+    <out>/frontier.sqlite3.bloom  its seen filter's bitmap, saved at a clean stop
     <out>/warc/*.warc.gz      WARC/1.1 files
     <out>/index.cdxj          CDXJ index of the WARC records
     <out>/crawl.log.jsonl     one JSON line per fetch

@@ -1,0 +1,55 @@
+"""The Bloom bitmap saved at a clean close: used when it matches, never trusted after a
+crash or when stale, and never the cause of a lost URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.store import FrontierLimits, UrlEntry
+from headway.urls.fingerprint import fingerprint
+
+LIMITS = FrontierLimits(bloom_capacity=10_000, bloom_error=0.01)
+
+
+def _entries(urls: list[str]) -> list[UrlEntry]:
+    return [UrlEntry(u, "h.example", 1, 1, fingerprint(u)) for u in urls]
+
+
+def test_saved_bitmap_is_used_after_a_clean_close(tmp_path: Path) -> None:
+    db = tmp_path / "f.sqlite3"
+    saved = tmp_path / "f.sqlite3.bloom"
+    urls = [f"http://h.example/{i}" for i in range(500)]
+    f = SqliteFrontier(db, LIMITS)
+    assert f.add(_entries(urls), 0.0).added == 500
+    f.close()
+    assert saved.exists()
+    f = SqliteFrontier(db, LIMITS)
+    assert not saved.exists()  # consumed: a crash from here on means a rebuild
+    assert all(fp in f._bloom for fp in (fingerprint(u) for u in urls))
+    assert f.add(_entries(urls[:10]), 1.0).duplicates == 10
+    # "crash": the object is dropped without close; the next open rebuilds
+    more = [f"http://h.example/new{i}" for i in range(50)]
+    assert f.add(_entries(more), 2.0).added == 50
+    del f
+    f = SqliteFrontier(db, LIMITS)
+    assert all(fp in f._bloom for fp in (fingerprint(u) for u in urls + more))
+    f.close()
+
+
+def test_stale_or_foreign_bitmap_is_ignored(tmp_path: Path) -> None:
+    db = tmp_path / "f.sqlite3"
+    saved = tmp_path / "f.sqlite3.bloom"
+    f = SqliteFrontier(db, LIMITS)
+    f.add(_entries(["http://h.example/a"]), 0.0)
+    f.close()
+    # a bitmap whose count does not match the table (written before more URLs were added)
+    header, _, bits = saved.read_bytes().partition(b"\n")
+    saved.write_bytes(header.replace(b" 1 1 ", b" 1 0 ", 1) + b"\n" + bytes(len(bits)))
+    f = SqliteFrontier(db, LIMITS)
+    assert fingerprint("http://h.example/a") in f._bloom  # rebuilt from the table
+    f.close()
+    saved.write_bytes(b"garbage")
+    f = SqliteFrontier(db, LIMITS)
+    assert fingerprint("http://h.example/a") in f._bloom
+    f.close()
