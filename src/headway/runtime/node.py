@@ -63,6 +63,9 @@ log = logging.getLogger(__name__)
 #: Seconds fetches in flight may still finish after Ctrl-C before they are cancelled.
 INTERRUPT_GRACE = 5.0
 
+#: Pages sent to a parser process in one round trip (when that many are waiting).
+PARSE_BATCH = 8
+
 
 class Node:
     def __init__(
@@ -184,7 +187,7 @@ class Node:
         self.parse_stage: Stage[PageWork] = Stage("parse-queue", s.runtime.parse_queue)
         self.store_stage: Stage[PageWork] = Stage("store", s.runtime.store_queue)
         self.settle_stage: Stage[SettleItem] = Stage("settle", s.runtime.settle_batch * 4)
-        self.pool = ParsePool(s.parsers, s.parsers * 2)
+        self.pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH)
         await asyncio.get_running_loop().run_in_executor(None, self.pool.warm_up)
         self.metrics_file = MetricsFile(paths.metrics)
         self.exporter: PrometheusExporter | None = None
@@ -392,25 +395,30 @@ class Node:
     async def _parse_dispatch(self) -> None:
         s = self.settings
         while True:
-            work = await self.parse_stage.get()
-            res = work.result
-            assert res is not None
-            task = ParseTask(
-                url=res.url,
-                body=res.body,
-                content_type=res.header("Content-Type"),
-                x_robots_tag=res.joined_header("X-Robots-Tag"),
-                robots_token=self.token,
-                options=self.canon,
-                sleep_seconds=s.runtime.parse_sleep,
-            )
-            out = await self.pool.parse(task)
-            if isinstance(out, str):
-                work.parse_error = out
-                self.counters.parse_errors += 1
-            else:
-                work.parsed = out
-            await self.store_stage.put(work)
+            # several pages per round trip to a parser process when they are waiting
+            batch = await self.parse_stage.get_batch(PARSE_BATCH)
+            tasks = []
+            for work in batch:
+                res = work.result
+                assert res is not None
+                tasks.append(
+                    ParseTask(
+                        url=res.url,
+                        body=res.body,
+                        content_type=res.header("Content-Type"),
+                        x_robots_tag=res.joined_header("X-Robots-Tag"),
+                        robots_token=self.token,
+                        options=self.canon,
+                        sleep_seconds=s.runtime.parse_sleep,
+                    )
+                )
+            for work, out in zip(batch, await self.pool.parse_many(tasks), strict=True):
+                if isinstance(out, str):
+                    work.parse_error = out
+                    self.counters.parse_errors += 1
+                else:
+                    work.parsed = out
+                await self.store_stage.put(work)
 
     async def _store_loop(self) -> None:
         while True:

@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -23,13 +24,20 @@ from headway.runtime.stage import StageStats
 log = logging.getLogger(__name__)
 
 
-def _timed_parse(task: ParseTask) -> tuple[ParsedPage, int, float]:
-    """Runs in a parser process: the page, and this process's pid and CPU seconds so far
-    (parser processes are not the node's children under forkserver, so the node cannot
-    count their CPU any other way)."""
-    page = parse_task(task)
+def _timed_parse(
+    tasks: Sequence[ParseTask],
+) -> tuple[list[ParsedPage | str], int, float]:
+    """Runs in a parser process: each page parsed (or its error message), and this
+    process's pid and CPU seconds so far (parser processes are not the node's children
+    under forkserver, so the node cannot count their CPU any other way)."""
+    out: list[ParsedPage | str] = []
+    for task in tasks:
+        try:
+            out.append(parse_task(task))
+        except Exception as exc:  # one bad page must not fail its batch
+            out.append(f"parse error: {type(exc).__name__}: {exc}")
     t = os.times()
-    return page, os.getpid(), t.user + t.system
+    return out, os.getpid(), t.user + t.system
 
 
 def _cpu_now() -> tuple[int, float]:
@@ -44,13 +52,14 @@ def _ignore_sigint() -> None:
 
 
 class ParsePool:
-    def __init__(self, workers: int, capacity: int) -> None:
+    def __init__(self, workers: int, capacity: int, batch: int = 1) -> None:
         self.workers = workers
-        self.capacity = capacity
+        self.capacity = capacity  # calls in flight
+        self.batch = batch  # most pages per call
         self._ctx = multiprocessing.get_context("forkserver")
         self._pool = self._new_pool()
         self._gate = asyncio.Semaphore(capacity)
-        self._waiting: dict[int, float] = {}
+        self._waiting: dict[int, tuple[float, int]] = {}  # call -> (start, pages)
         self._seq = 0
         self._submitted = 0
         self._blocked = 0
@@ -71,35 +80,44 @@ class ParsePool:
             await asyncio.sleep(0.01)
 
     async def parse(self, task: ParseTask) -> ParsedPage | str:
-        """The parsed page, or an error message when the parser process failed."""
+        """The parsed page, or an error message when parsing it failed."""
+        return (await self.parse_many([task]))[0]
+
+    async def parse_many(self, tasks: Sequence[ParseTask]) -> list[ParsedPage | str]:
+        """Parse several pages in one round trip to a parser process (one pickle, one
+        wake-up); each result is the page or an error message."""
         if self._gate.locked():
             self._blocked += 1
         async with self._gate:
             self._seq += 1
             key = self._seq
-            self._waiting[key] = time.monotonic()
-            self._submitted += 1
+            self._waiting[key] = (time.monotonic(), len(tasks))
+            self._submitted += len(tasks)
             try:
                 loop = asyncio.get_running_loop()
-                page, pid, cpu = await loop.run_in_executor(self._pool, _timed_parse, task)
+                pages, pid, cpu = await loop.run_in_executor(self._pool, _timed_parse, tasks)
                 self._worker_cpu[pid] = cpu
-                return page
+                return pages
             except BrokenProcessPool:
                 self.crashes += 1
                 log.warning("a parser process died; restarting the pool")
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = self._new_pool()
-                return "parser process died"
-            except Exception as exc:  # a bug in parsing must not stop the crawl
-                log.exception("parse failed for %s", task.url)
-                return f"parse error: {type(exc).__name__}: {exc}"
+                return ["parser process died"] * len(tasks)
+            except Exception as exc:  # a bug in the pool must not stop the crawl
+                log.exception("parse failed for %s", tasks[0].url if tasks else "-")
+                return [f"parse error: {type(exc).__name__}: {exc}"] * len(tasks)
             finally:
                 del self._waiting[key]
 
     def statistics(self) -> StageStats:
-        oldest = time.monotonic() - min(self._waiting.values()) if self._waiting else 0.0
+        """Pages in the parser processes (or waiting for one); the capacity is calls
+        in flight times the largest batch."""
+        waiting = list(self._waiting.values())
+        oldest = time.monotonic() - min(t for t, _ in waiting) if waiting else 0.0
+        depth = sum(n for _, n in waiting)
         return StageStats(
-            "parse", len(self._waiting), self.capacity, oldest, self._submitted, self._blocked
+            "parse", depth, self.capacity * self.batch, oldest, self._submitted, self._blocked
         )
 
     def cpu_seconds(self) -> float:
