@@ -184,6 +184,13 @@ class RuntimeSettings:
     metrics_port: int = _opt(0, "serve Prometheus metrics on this port (0: off)", min=0, max=65535)
     metrics_interval: float = _opt(10.0, "seconds between metrics.jsonl lines", min=0.1)
     parse_sleep: float = _opt(0.0, "test hook: seconds each parse sleeps", min=0, max=60)
+    parse_timeout: float = _opt(
+        60.0,
+        "a batch of pages not parsed within this is recorded as parse errors and the "
+        "parser processes are replaced (s)",
+        min=0.1,
+        max=3600,
+    )
 
 
 @dataclass(frozen=True, slots=True)

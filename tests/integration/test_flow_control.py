@@ -309,3 +309,17 @@ async def test_memory_target_sheds_deep_links_counted_by_reason(tmp_path: Path) 
     fetched = {e["url"] for e in read_crawl_log(tmp_path / "c") if e["status"] == 200}
     assert len(fetched) < len(expected)  # deep pages were shed, before any fetch cost
     assert set(web.seeds()) <= fetched  # the highest-priority URLs were kept
+
+
+async def test_stuck_parser_is_replaced_and_the_crawl_finishes(tmp_path: Path) -> None:
+    spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=5, links_per_page=2), cross_links=0.0)
+    async with SimWeb(spec) as web:
+        # every parse takes 3 s, the timeout is 0.5 s: each page is recorded as a parse
+        # error (its URL settled, not held forever) and the parser processes are replaced
+        settings = crawl_settings(tmp_path / "c", delay=0.0, parse_sleep=3.0, parse_timeout=0.5)
+        summary = await Node(settings, web.seeds()).run()
+    assert summary.stopped_by == "finished"
+    assert summary.frontier.leased == 0 and summary.frontier.queued == 0
+    pages = [e for e in read_crawl_log(tmp_path / "c") if not e["url"].endswith("robots.txt")]
+    assert {e["url"] for e in pages} == set(web.seeds())
+    assert all(e["error"] and "parse timed out" in e["error"] for e in pages)

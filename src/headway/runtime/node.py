@@ -187,7 +187,7 @@ class Node:
         self.parse_stage: Stage[PageWork] = Stage("parse-queue", s.runtime.parse_queue)
         self.store_stage: Stage[PageWork] = Stage("store", s.runtime.store_queue)
         self.settle_stage: Stage[SettleItem] = Stage("settle", s.runtime.settle_batch * 4)
-        self.pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH)
+        self.pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         await asyncio.get_running_loop().run_in_executor(None, self.pool.warm_up)
         self.metrics_file = MetricsFile(paths.metrics)
         self.exporter: PrometheusExporter | None = None

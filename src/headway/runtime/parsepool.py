@@ -52,10 +52,12 @@ def _ignore_sigint() -> None:
 
 
 class ParsePool:
-    def __init__(self, workers: int, capacity: int, batch: int = 1) -> None:
+    def __init__(self, workers: int, capacity: int, batch: int = 1, timeout: float = 60.0) -> None:
         self.workers = workers
         self.capacity = capacity  # calls in flight
         self.batch = batch  # most pages per call
+        self.timeout = timeout  # a call that takes longer is abandoned
+        self.timeouts = 0
         self._ctx = multiprocessing.get_context("forkserver")
         self._pool = self._new_pool()
         self._gate = asyncio.Semaphore(capacity)
@@ -71,6 +73,15 @@ class ParsePool:
         return ProcessPoolExecutor(
             max_workers=self.workers, mp_context=self._ctx, initializer=_ignore_sigint
         )
+
+    def _replace_pool(self) -> None:
+        old = self._pool
+        self._pool = self._new_pool()
+        processes = list(getattr(old, "_processes", {}).values())  # to stop stuck ones
+        old.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            if proc.is_alive():
+                proc.kill()
 
     def full(self) -> bool:
         return len(self._waiting) >= self.capacity
@@ -95,14 +106,27 @@ class ParsePool:
             self._submitted += len(tasks)
             try:
                 loop = asyncio.get_running_loop()
-                pages, pid, cpu = await loop.run_in_executor(self._pool, _timed_parse, tasks)
+                call = loop.run_in_executor(self._pool, _timed_parse, tasks)
+                pages, pid, cpu = await asyncio.wait_for(call, self.timeout)
                 self._worker_cpu[pid] = cpu
                 return pages
+            except TimeoutError:
+                # a parser stuck on a page would hold its URL forever: record the pages as
+                # failed to parse and replace the processes (the stuck one is killed)
+                self.timeouts += 1
+                log.warning(
+                    "parsing %d page(s) took over %.0f s (first %s); restarting the "
+                    "parser processes",
+                    len(tasks),
+                    self.timeout,
+                    tasks[0].url,
+                )
+                self._replace_pool()
+                return [f"parse timed out after {self.timeout:g}s"] * len(tasks)
             except BrokenProcessPool:
                 self.crashes += 1
                 log.warning("a parser process died; restarting the pool")
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = self._new_pool()
+                self._replace_pool()
                 return ["parser process died"] * len(tasks)
             except Exception as exc:  # a bug in the pool must not stop the crawl
                 log.exception("parse failed for %s", tasks[0].url if tasks else "-")
