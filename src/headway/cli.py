@@ -188,7 +188,6 @@ def _crawl(args: argparse.Namespace) -> int:
     settings = settings_from_sources(args.config, os.environ, flags)
     _setup_logging(settings.output.log_format, settings.output.quiet)
     from headway.runtime.components import canon_options
-    from headway.urls.canonical import canonicalize  # noqa: F401 - fail early on bad install
     from headway.urls.scope import load_optout
     from headway.urls.seeds import load_seeds
 

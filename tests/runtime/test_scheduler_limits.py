@@ -67,3 +67,28 @@ async def test_idle_limiters_are_evicted_and_waiting_hosts_keep_their_wait(
     frontier.add([UrlEntry(url, "slow.example", 0, 0, fingerprint(url))], 101.0)
     assert frontier.ready_hosts(599.0, 10) == []
     assert [h for h, _ in frontier.ready_hosts(601.0, 10)] == ["slow.example"]
+
+
+def test_host_pressure_ranks_the_throttled_and_counts_the_active(tmp_path: Path) -> None:
+    from headway.policy.outcome import Outcome
+
+    s = _scheduler(tmp_path, {})
+    for i in range(100):
+        s.limiter(f"idle{i}.example")
+    s.limiter("hot.example").on_start(100.0)
+    s.on_fetch_done("hot.example", 100.1, Outcome.THROTTLED, latency=0.1, retry_after=None)
+    s.limiter("busy.example").on_start(100.2)
+    s._active.add("busy.example")
+    for i in range(30):  # used after hot.example: the most recent limiters
+        s.limiter(f"late{i}.example")
+    p = s.host_pressure(now=100.3, top=5)
+    assert p.known == 102 + 30
+    assert p.active == 1
+    assert p.top[0][0] == "hot.example"  # throttled hosts first, even if not recent
+    assert p.top[0][1].gap > 1.0
+    assert len(p.top) == 5
+    # once the host recovers it leaves the throttled set
+    for i in range(10):  # successes decay the backoff below the base gap
+        s.limiter("hot.example").on_start(200.0 + 10 * i)
+        s.on_fetch_done("hot.example", 200.1 + 10 * i, Outcome.OK, latency=0.1, retry_after=None)
+    assert "hot.example" not in s._throttled

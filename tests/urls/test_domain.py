@@ -41,3 +41,22 @@ def test_registered_domain(host: str, domain: str) -> None:
 )
 def test_strip_port(host: str, bare: str) -> None:
     assert strip_port(host) == bare
+
+
+def test_parent_domains_nearest_first() -> None:
+    from headway.urls.domain import parent_domains
+
+    assert list(parent_domains("a.b.example.org")) == ["b.example.org", "example.org", "org"]
+    assert list(parent_domains("localhost")) == []
+
+
+def test_match_host_exact_then_nearest_suffix() -> None:
+    from headway.urls.domain import match_host
+
+    exact = {"www.example.org": 1}
+    suffixes = {"example.org": 2, "img.example.org": 3}
+    assert match_host("www.example.org", exact, suffixes) == 1
+    assert match_host("a.img.example.org", exact, suffixes) == 3
+    assert match_host("other.example.org", exact, suffixes) == 2
+    assert match_host("example.org", exact, suffixes) is None  # *.example.org: below only
+    assert match_host("elsewhere.net", exact, suffixes) is None

@@ -28,6 +28,7 @@ from aiohttp.resolver import DefaultResolver
 
 from headway.errors import ConfigError
 from headway.fetch.guard import AddressGuard
+from headway.urls.domain import match_host
 
 log = logging.getLogger(__name__)
 
@@ -148,15 +149,8 @@ class CrawlResolver(AbstractResolver):
     def override_for(self, host: str) -> str | None:
         """The configured address of ``host`` (override or hosts file), if any."""
         name = _normalize_host(host)
-        if name in self._exact:
-            return self._exact[name]
-        if self._suffixes:
-            labels = name.split(".")
-            for i in range(1, len(labels)):
-                ip = self._suffixes.get(".".join(labels[i:]))
-                if ip is not None:
-                    return ip
-        return self._hosts.get(name)
+        ip = match_host(name, self._exact, self._suffixes)
+        return ip if ip is not None else self._hosts.get(name)
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET

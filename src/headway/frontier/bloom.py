@@ -14,8 +14,13 @@ it directly by double hashing (Kirsch and Mitzenmacher): ``h1 + i*h2 mod m`` wit
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 _MASK64 = (1 << 64) - 1
 _MIX = 0x9E3779B97F4A7C15  # odd 64-bit constant (golden ratio), spreads bits for h2
@@ -100,3 +105,41 @@ class BloomFilter:
             else:
                 append(True)
         return out
+
+
+# -- the bitmap saved between runs -------------------------------------------------------
+# Saved at a clean close with the seen count and the filter's sizing, and deleted once
+# loaded: after a crash there is no file and the filter is rebuilt. The seen set only
+# grows, so a saved count equal to the store's means the same set of fingerprints.
+
+
+def _header(bloom: BloomFilter, seen: int) -> bytes:
+    return f"headway-bloom 1 {seen} {bloom.nbytes} {bloom.probes}\n".encode()
+
+
+def load_bitmap(bloom: BloomFilter, path: Path, seen: int) -> bool:
+    """Fill ``bloom`` from the bitmap saved at ``path`` for ``seen`` fingerprints; False
+    (``bloom`` unchanged) when there is none, or it does not match. The file is removed."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    try:
+        path.unlink()
+    except OSError:
+        return False  # a file we cannot remove could go stale: do not trust it
+    header = _header(bloom, seen)
+    return data.startswith(header) and bloom.load_bytes(data[len(header) :])
+
+
+def save_bitmap(bloom: BloomFilter, path: Path, seen: int) -> None:
+    """Save the bitmap for the next ``load_bitmap`` (atomically; a failure only costs the
+    next start a rebuild, so it is logged, not raised)."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(_header(bloom, seen))
+            fh.write(bloom.to_bytes())
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("could not save the Bloom filter to %s: %s", path, exc)

@@ -33,7 +33,6 @@ unless a clean close saved its bitmap (see ``_load_bloom``).
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Collection, Iterator, Sequence
@@ -42,7 +41,21 @@ from pathlib import Path
 from typing import Any
 
 from headway.errors import StoreError
-from headway.frontier.bloom import BloomFilter
+from headway.frontier.bloom import BloomFilter, load_bitmap, save_bitmap
+from headway.frontier.sqlite_rows import (
+    DONE,
+    FAILED,
+    HOST_COLS,
+    LEASED,
+    QUEUED,
+    SCHEMA,
+    SCHEMA_VERSION,
+    TOTALS,
+    HostRow,
+    Tx,
+    by_priority,
+    chunks,
+)
 from headway.frontier.store import (
     SHED_FRONTIER_FULL,
     SHED_HOST_BUDGET,
@@ -54,91 +67,10 @@ from headway.frontier.store import (
     LeasedUrl,
     Settle,
     UrlEntry,
-    UrlState,
 )
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
-_CHUNK = 900  # host parameters per IN (...) query, far below SQLite's limit
-_TOTALS = ("queued", "leased", "done", "failed", "seen")
-_Q, _L, _D, _F = (int(s) for s in UrlState)
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS hosts (
-  id INTEGER PRIMARY KEY, host TEXT NOT NULL UNIQUE,
-  admitted INTEGER NOT NULL DEFAULT 0, queued INTEGER NOT NULL DEFAULT 0,
-  ready_at REAL NOT NULL DEFAULT 0, min_not_before REAL, next_ready REAL NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_ready, host) WHERE queued > 0;
-CREATE TABLE IF NOT EXISTS urls (
-  id INTEGER PRIMARY KEY, fp INTEGER NOT NULL, url TEXT NOT NULL, host_id INTEGER NOT NULL,
-  depth INTEGER NOT NULL, priority INTEGER NOT NULL, via TEXT, attempts INTEGER NOT NULL,
-  state INTEGER NOT NULL, not_before REAL NOT NULL, lease_expires REAL);
-CREATE INDEX IF NOT EXISTS urls_host_queue ON urls(host_id, priority, id) WHERE state = {_Q};
-CREATE INDEX IF NOT EXISTS urls_host_wait ON urls(host_id, not_before) WHERE state = {_Q};
-CREATE INDEX IF NOT EXISTS urls_queue ON urls(priority, id) WHERE state = {_Q};
-CREATE INDEX IF NOT EXISTS urls_leases ON urls(lease_expires) WHERE state = {_L};
-CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS shed (reason TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-INSERT OR IGNORE INTO totals VALUES {",".join(f"('{n}', 0)" for n in _TOTALS)};
-INSERT OR IGNORE INTO shed VALUES {",".join(f"('{r}', 0)" for r in SHED_REASONS)};
-INSERT OR IGNORE INTO meta VALUES ('frontier_schema', '{SCHEMA_VERSION}');
-"""
-
-
-def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i : i + _CHUNK]
-
-
-def _by_priority(e: UrlEntry) -> int:
-    return e.priority
-
-
-class _Host:
-    """A host row loaded for the length of one transaction."""
-
-    __slots__ = ("admitted", "id", "min_nb", "name", "queued", "ready_at", "stale")
-
-    def __init__(self, row: tuple[Any, ...]) -> None:
-        self.id: int = row[0]
-        self.name: str = row[1]
-        self.admitted: int = row[2]
-        self.queued: int = row[3]
-        self.ready_at: float = row[4]
-        self.min_nb: float | None = row[5]
-        self.stale = False  # queued URLs left: min_nb must be recomputed at flush
-
-    def push(self, not_before: float) -> None:
-        self.queued += 1
-        self.min_nb = not_before if self.min_nb is None else min(self.min_nb, not_before)
-
-    def pop(self, count: int = 1) -> None:
-        self.queued -= count
-        self.stale = True
-
-
-class _Tx:
-    """Deltas of one transaction, written before COMMIT and mirrored after it."""
-
-    __slots__ = ("by_name", "conn", "hosts", "shed", "totals")
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.hosts: dict[int, _Host] = {}
-        self.by_name: dict[str, _Host] = {}
-        self.totals = dict.fromkeys(_TOTALS, 0)
-        self.shed = dict.fromkeys(SHED_REASONS, 0)
-
-    def keep(self, h: _Host) -> _Host:
-        self.hosts[h.id] = h
-        self.by_name[h.name] = h
-        return h
-
-
-_HOST_COLS = "id, host, admitted, queued, ready_at, min_not_before"
 DEFAULT_LIMITS = FrontierLimits()
 
 
@@ -158,11 +90,11 @@ class SqliteFrontier:
             conn.execute(f"PRAGMA cache_size=-{int(cache_size_kib)}")
             conn.execute("PRAGMA temp_store=MEMORY")
             conn.execute("PRAGMA busy_timeout=5000")
-            conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
+            conn.executescript(f"BEGIN IMMEDIATE;{SCHEMA}COMMIT;")
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: cannot open frontier: {exc}") from exc
         self._conn: sqlite3.Connection | None = conn
-        self._totals: dict[str, int] = dict.fromkeys(_TOTALS, 0)
+        self._totals: dict[str, int] = dict.fromkeys(TOTALS, 0)
         self._shed: dict[str, int] = dict.fromkeys(SHED_REASONS, 0)
         version = self.get_meta("frontier_schema")
         if version != SCHEMA_VERSION:
@@ -174,7 +106,7 @@ class SqliteFrontier:
         self._bloom_path = Path(path).with_name(Path(path).name + ".bloom")
         started = time.perf_counter()
         how = "loaded from the bitmap saved at the last clean close"
-        if not self._load_bloom():
+        if not load_bitmap(self._bloom, self._bloom_path, self._totals["seen"]):
             how = "rebuilt from the seen table"
             cur = conn.execute("SELECT fp FROM seen")
             while rows := cur.fetchmany(65_536):
@@ -187,49 +119,16 @@ class SqliteFrontier:
             time.perf_counter() - started,
         )
 
-    # -- the saved Bloom bitmap ----------------------------------------------------------
-    # Saved at a clean close with the seen count and the filter's sizing, and deleted once
-    # loaded: after a crash there is no file and the filter is rebuilt. ``seen`` only
-    # grows, so a saved count equal to the table's means the same set of fingerprints.
-
-    def _bloom_header(self) -> bytes:
-        return (
-            f"headway-bloom 1 {self._totals['seen']} {self._bloom.nbytes} "
-            f"{self._bloom.probes}\n".encode()
-        )
-
-    def _load_bloom(self) -> bool:
-        try:
-            data = self._bloom_path.read_bytes()
-        except OSError:
-            return False
-        try:
-            self._bloom_path.unlink()
-        except OSError:
-            return False  # a file we cannot remove could go stale: do not trust it
-        header = self._bloom_header()
-        return data.startswith(header) and self._bloom.load_bytes(data[len(header) :])
-
-    def _save_bloom(self) -> None:
-        tmp = self._bloom_path.with_name(self._bloom_path.name + ".tmp")
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(self._bloom_header())
-                fh.write(self._bloom.to_bytes())
-            os.replace(tmp, self._bloom_path)
-        except OSError as exc:  # only start-up speed depends on it
-            log.warning("could not save the Bloom filter to %s: %s", self._bloom_path, exc)
-
     # -- transactions and host rows ----------------------------------------------------
 
     @contextmanager
-    def _tx(self) -> Iterator[_Tx]:
+    def _tx(self) -> Iterator[Tx]:
         conn = self._conn
         if conn is None:
             raise StoreError("frontier store is closed")
         try:
             conn.execute("BEGIN IMMEDIATE")
-            tx = _Tx(conn)
+            tx = Tx(conn)
             yield tx
             self._flush(tx)
             conn.execute("COMMIT")
@@ -244,14 +143,15 @@ class SqliteFrontier:
         for reason, delta in tx.shed.items():
             self._shed[reason] = self._shed.get(reason, 0) + delta
 
-    def _flush(self, tx: _Tx) -> None:
+    def _flush(self, tx: Tx) -> None:
         rows = []
         for h in tx.hosts.values():
             if h.queued <= 0:
                 h.min_nb = None
             elif h.stale:
                 h.min_nb = tx.conn.execute(
-                    f"SELECT min(not_before) FROM urls WHERE host_id = ? AND state = {_Q}", (h.id,)
+                    f"SELECT min(not_before) FROM urls WHERE host_id = ? AND state = {QUEUED}",
+                    (h.id,),
                 ).fetchone()[0]
             nxt = h.ready_at if h.min_nb is None else max(h.ready_at, h.min_nb)
             rows.append((h.admitted, h.queued, h.ready_at, h.min_nb, nxt, h.id))
@@ -269,39 +169,39 @@ class SqliteFrontier:
             [(d, r) for r, d in tx.shed.items() if d],
         )
 
-    def _hosts_named(self, tx: _Tx, names: Collection[str], create: bool) -> None:
+    def _hosts_named(self, tx: Tx, names: Collection[str], create: bool) -> None:
         """Load the named hosts into ``tx`` (creating missing ones when ``create``)."""
         wanted = [n for n in names if n not in tx.by_name]
-        for part in _chunks(wanted):
+        for part in chunks(wanted):
             marks = ",".join("?" * len(part))
             for row in tx.conn.execute(
-                f"SELECT {_HOST_COLS} FROM hosts WHERE host IN ({marks})", part
+                f"SELECT {HOST_COLS} FROM hosts WHERE host IN ({marks})", part
             ):
-                tx.keep(_Host(row))
+                tx.keep(HostRow(row))
         if create:
             for name in wanted:
                 if name not in tx.by_name:
                     cur = tx.conn.execute("INSERT INTO hosts(host) VALUES (?)", (name,))
                     assert cur.lastrowid is not None
-                    tx.keep(_Host((cur.lastrowid, name, 0, 0, 0.0, None)))
+                    tx.keep(HostRow((cur.lastrowid, name, 0, 0, 0.0, None)))
 
-    def _host_id(self, tx: _Tx, host_id: int) -> _Host:
+    def _host_id(self, tx: Tx, host_id: int) -> HostRow:
         h = tx.hosts.get(host_id)
         if h is None:
-            row = tx.conn.execute(f"SELECT {_HOST_COLS} FROM hosts WHERE id = ?", (host_id,))
-            h = tx.keep(_Host(row.fetchone()))
+            row = tx.conn.execute(f"SELECT {HOST_COLS} FROM hosts WHERE id = ?", (host_id,))
+            h = tx.keep(HostRow(row.fetchone()))
         return h
 
     # -- admission ---------------------------------------------------------------------
 
-    def _admit(self, tx: _Tx, entries: Sequence[UrlEntry]) -> AddResult:
+    def _admit(self, tx: Tx, entries: Sequence[UrlEntry]) -> AddResult:
         unique: dict[int, UrlEntry] = {}
         for e in entries:
             unique.setdefault(e.fp, e)
         dups = len(entries) - len(unique)
         fps = list(unique)
         maybe = [fp for fp, hit in zip(fps, self._bloom.contains_many(fps), strict=True) if hit]
-        for part in _chunks(maybe):
+        for part in chunks(maybe):
             marks = ",".join("?" * len(part))
             for (fp,) in tx.conn.execute(f"SELECT fp FROM seen WHERE fp IN ({marks})", part):
                 del unique[fp]
@@ -341,7 +241,7 @@ class SqliteFrontier:
             rows.append((e.fp, e.url, h.id, e.depth, e.priority, e.via, e.attempts, e.not_before))
         tx.conn.executemany(
             "INSERT INTO urls(fp, url, host_id, depth, priority, via, attempts, state, not_before)"
-            f" VALUES (?, ?, ?, ?, ?, ?, ?, {_Q}, ?)",
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, {QUEUED}, ?)",
             rows,
         )
         tx.totals["queued"] += len(rows)
@@ -351,7 +251,7 @@ class SqliteFrontier:
 
     def _fit(
         self,
-        tx: _Tx,
+        tx: Tx,
         group: list[UrlEntry],
         room: int,
         where: tuple[str, tuple[int, ...]],
@@ -362,12 +262,12 @@ class SqliteFrontier:
         kept, and each next one evicts the worst queued URL matching ``where`` while it is
         strictly better. Sorted candidates and a worst that only improves make the kept
         set exactly the best of old and new."""
-        group.sort(key=_by_priority)
+        group.sort(key=by_priority)
         take = max(room, 0)
         kept = group[:take]
         rest = group[take:]
         sql = (
-            f"SELECT id, priority, host_id FROM urls WHERE {where[0]}state = {_Q}"
+            f"SELECT id, priority, host_id FROM urls WHERE {where[0]}state = {QUEUED}"
             " ORDER BY priority DESC, id DESC LIMIT 1"
         )
         for i, e in enumerate(rest):
@@ -380,7 +280,7 @@ class SqliteFrontier:
             kept.append(e)
         return kept, [], len(rest)
 
-    def _evict(self, tx: _Tx, url_id: int, h: _Host) -> None:
+    def _evict(self, tx: Tx, url_id: int, h: HostRow) -> None:
         tx.conn.execute("DELETE FROM urls WHERE id = ?", (url_id,))
         h.pop()
         h.admitted -= 1
@@ -400,10 +300,10 @@ class SqliteFrontier:
             for c in completions:
                 wanted.setdefault(c.id, c)
             ids = list(wanted)
-            for part in _chunks(ids):
+            for part in chunks(ids):
                 marks = ",".join("?" * len(part))
                 rows = tx.conn.execute(
-                    f"SELECT id, host_id FROM urls WHERE state = {_L} AND id IN ({marks})", part
+                    f"SELECT id, host_id FROM urls WHERE state = {LEASED} AND id IN ({marks})", part
                 ).fetchall()
                 for url_id, host_id in rows:
                     c = wanted[url_id]
@@ -411,19 +311,19 @@ class SqliteFrontier:
                     if c.settle is Settle.RETRY or c.settle is Settle.REQUEUE:
                         bump = 1 if c.settle is Settle.RETRY else 0
                         tx.conn.execute(
-                            f"UPDATE urls SET state = {_Q}, attempts = attempts + ?,"
+                            f"UPDATE urls SET state = {QUEUED}, attempts = attempts + ?,"
                             " not_before = ?, lease_expires = NULL WHERE id = ?",
                             (bump, c.not_before, url_id),
                         )
                         self._host_id(tx, host_id).push(c.not_before)
                         tx.totals["queued"] += 1
                     else:
-                        final = _D if c.settle is Settle.DONE else _F
+                        final = DONE if c.settle is Settle.DONE else FAILED
                         tx.conn.execute(
                             "UPDATE urls SET state = ?, lease_expires = NULL WHERE id = ?",
                             (final, url_id),
                         )
-                        tx.totals["done" if final == _D else "failed"] += 1
+                        tx.totals["done" if final == DONE else "failed"] += 1
             return self._admit(tx, discovered)
 
     def ready_hosts(
@@ -467,13 +367,13 @@ class SqliteFrontier:
                 "SELECT id, url, depth, priority, fp, via, attempts FROM urls"
                 # pinned: the planner would otherwise sort the host's whole queue
                 " INDEXED BY urls_host_queue"
-                f" WHERE host_id = ? AND state = {_Q} AND not_before <= ?"
+                f" WHERE host_id = ? AND state = {QUEUED} AND not_before <= ?"
                 " ORDER BY priority, id LIMIT ?",
                 (h.id, now, n),
             ).fetchall()
             expires = now + lease_seconds
             tx.conn.executemany(
-                f"UPDATE urls SET state = {_L}, lease_expires = ? WHERE id = ?",
+                f"UPDATE urls SET state = {LEASED}, lease_expires = ? WHERE id = ?",
                 [(expires, r[0]) for r in rows],
             )
             if rows:
@@ -491,7 +391,7 @@ class SqliteFrontier:
             if h is None:
                 return 0
             cur = tx.conn.execute(
-                f"UPDATE urls SET state = {_F} WHERE host_id = ? AND state = {_Q}", (h.id,)
+                f"UPDATE urls SET state = {FAILED} WHERE host_id = ? AND state = {QUEUED}", (h.id,)
             )
             dropped = cur.rowcount
             h.pop(dropped)
@@ -504,7 +404,7 @@ class SqliteFrontier:
     def reclaim_expired(self, now: float, limit: int = 1000) -> int:
         with self._tx() as tx:
             rows = tx.conn.execute(
-                f"SELECT id, host_id, not_before FROM urls WHERE state = {_L}"
+                f"SELECT id, host_id, not_before FROM urls WHERE state = {LEASED}"
                 " AND lease_expires < ? ORDER BY lease_expires LIMIT ?",
                 (now, limit),
             ).fetchall()
@@ -514,14 +414,14 @@ class SqliteFrontier:
     def release_all_leases(self) -> int:
         with self._tx() as tx:
             rows = tx.conn.execute(
-                f"SELECT id, host_id, not_before FROM urls WHERE state = {_L}"
+                f"SELECT id, host_id, not_before FROM urls WHERE state = {LEASED}"
             ).fetchall()
             self._requeue(tx, rows)
             return len(rows)
 
-    def _requeue(self, tx: _Tx, rows: list[tuple[int, int, float]]) -> None:
+    def _requeue(self, tx: Tx, rows: list[tuple[int, int, float]]) -> None:
         tx.conn.executemany(
-            f"UPDATE urls SET state = {_Q}, lease_expires = NULL WHERE id = ?",
+            f"UPDATE urls SET state = {QUEUED}, lease_expires = NULL WHERE id = ?",
             [(r[0],) for r in rows],
         )
         for _, host_id, not_before in rows:
@@ -553,7 +453,7 @@ class SqliteFrontier:
     def close(self) -> None:
         if self._conn is not None:
             if hasattr(self, "_bloom_path"):
-                self._save_bloom()
+                save_bitmap(self._bloom, self._bloom_path, self._totals["seen"])
             self._conn.close()
             self._conn = None
 
@@ -566,3 +466,17 @@ class SqliteFrontier:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"frontier store failed: {exc}") from exc
+
+
+def read_totals(path: Path) -> dict[str, int]:
+    """The frontier's counters (queued, leased, done, failed, seen) read without opening
+    it for writing or loading its Bloom filter: for looking at a crawl, also a running
+    one."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return dict(con.execute("SELECT name, value FROM totals"))
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the frontier {path}: {exc}") from exc

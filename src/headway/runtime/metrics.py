@@ -38,13 +38,7 @@ class Counters:
     retries: int = 0  # requests that were retries
     bytes: int = 0  # raw body bytes received
     robots_fetches: int = 0
-    revisits: int = 0
-    parse_errors: int = 0
-    skipped: int = 0  # leased URLs settled without a fetch (robots, opt-out)
     outcomes: Counter[str] = field(default_factory=Counter)
-    admitted: int = 0
-    duplicates: int = 0
-    shed: Counter[str] = field(default_factory=Counter)
 
     @property
     def errors(self) -> int:

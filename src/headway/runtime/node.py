@@ -19,7 +19,6 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from headway.errors import CrawlDirError
 from headway.fetch.client import Fetcher
@@ -56,7 +55,7 @@ from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings, parse_host_limits
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
-__all__ = ["CrawlSummary", "Node", "canon_options"]
+__all__ = ["CrawlSummary", "Node"]
 
 log = logging.getLogger(__name__)
 
@@ -243,25 +242,14 @@ class Node:
                 await asyncio.gather(*slots, return_exceptions=True)
             # drain what was fetched: parse -> store -> settle
             deadline = time.monotonic() + (15.0 if self._stop_reason == "interrupted" else 3600)
-            # (the pipeline count covers a batch being written or settled, which the
-            # stage queues no longer show)
-            while (self._pipeline > 0 or self._pipeline_busy()) and time.monotonic() < deadline:
+            # (the pipeline count covers every page from its lease to its settling, and
+            # every robots.txt answer until it is written)
+            while self._pipeline > 0 and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             for t in helpers:
                 t.cancel()
 
-    def _pipeline_busy(self) -> bool:
-        return bool(
-            len(self.parse_stage)
-            or len(self.store_stage)
-            or len(self.settle_stage)
-            or self.pool.statistics().depth
-            or self._settling
-        )
-
     async def _shutdown(self) -> None:
-        held = self.scheduler.release_held() if hasattr(self, "scheduler") else []
-        del held  # their leases are released with all others below
         if hasattr(self, "frontier"):
             await self.fw.call(self.frontier.release_all_leases)
         if hasattr(self, "pool"):
@@ -296,15 +284,13 @@ class Node:
                 continue
             self._page_jobs += 1
             self._pipeline += 1
-            handed = False
             try:
-                handed = await self._run_page(job)
-            finally:
-                if not handed:
-                    self._pipeline -= 1
+                await self._run_page(job)
+            except BaseException:
+                self._pipeline -= 1  # cancelled before the page reached a stage
+                raise
 
     async def _run_robots(self, job: RobotsJob) -> None:
-        self.scheduler.limiter(job.host).mark_sent(time.time())
         res, _final = await self.fetcher.fetch_robots(job.url)
         if res.sent_at is not None:
             self.scheduler.limiter(job.host).mark_sent(res.sent_at)
@@ -322,18 +308,11 @@ class Node:
             previous=self.scheduler.robots.previous(job.host),
         )
         self.scheduler.on_robots_done(job.host, rules, now, res.outcome, res.duration)
-        await self.store_stage.put(
-            PageWork(
-                url=job.url, depth=0, lease=None, result=res, note=f"robots.txt {rules.kind.value}"
-            )
-        )
+        note = f"robots.txt {rules.kind.value}"
+        await self._to_store(PageWork(url=job.url, depth=0, lease=None, result=res, note=note))
 
-    async def _run_page(self, job: PageJob) -> bool:
+    async def _run_page(self, job: PageJob) -> None:
         lease = job.lease
-        if self.optout is not None and self.optout.blocks(lease.host):  # checked again
-            await self._on_skip(lease, "opted-out", None)
-            return False
-        self.scheduler.limiter(lease.host).mark_sent(time.time())
         res = await self.fetcher.fetch(lease.url)
         now = time.time()
         if res.sent_at is not None:  # connection set-up delayed the request: gap from here
@@ -364,7 +343,6 @@ class Node:
                 work.store_body = False
                 work.note = "non-html-skipped"
             await self.store_stage.put(work)
-        return True
 
     def _pause_for_quota(self, url: str) -> None:
         if not self._paused_for_quota:
@@ -379,18 +357,25 @@ class Node:
             )
 
     async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
-        self.counters.skipped += 1
-        self._pipeline += 1
-        await self.store_stage.put(
-            PageWork(
-                url=lease.url,
-                depth=lease.depth,
-                lease=lease,
-                result=None,
-                note=note,
-                requeue_at=requeue_at,
-            )
+        work = PageWork(
+            url=lease.url,
+            depth=lease.depth,
+            lease=lease,
+            result=None,
+            note=note,
+            requeue_at=requeue_at,
         )
+        await self._to_store(work)
+
+    async def _to_store(self, work: PageWork) -> None:
+        """Queue an item that did not come through a fetch slot's own count (a skip, a
+        robots.txt answer): it holds one unit of the pipeline count until it is done."""
+        self._pipeline += 1
+        try:
+            await self.store_stage.put(work)
+        except BaseException:
+            self._pipeline -= 1
+            raise
 
     async def _parse_dispatch(self) -> None:
         s = self.settings
@@ -415,7 +400,6 @@ class Node:
             for work, out in zip(batch, await self.pool.parse_many(tasks), strict=True):
                 if isinstance(out, str):
                     work.parse_error = out
-                    self.counters.parse_errors += 1
                 else:
                     work.parsed = out
                 await self.store_stage.put(work)
@@ -436,31 +420,20 @@ class Node:
             await self.store.write(batch)
             for work in batch:
                 if work.lease is None:
-                    continue
-                await self.settle_stage.put(
-                    SettleItem(work.completion, tuple(work.discovered), counted=True)
-                )
-
-    _settling = False
+                    self._pipeline -= 1  # a robots.txt answer: done once written
+                else:
+                    await self.settle_stage.put(SettleItem(work.completion, tuple(work.discovered)))
 
     async def _settle_loop(self) -> None:
         size = self.settings.runtime.settle_batch
         while True:
             items = await self.settle_stage.get_batch(size, linger=0.005)
-            self._settling = True
-            try:
-                completions = [i.completion for i in items if i.completion is not None]
-                discovered = [e for i in items for e in i.discovered]
-                result = await self.fw.call(
-                    self.frontier.complete, completions, discovered, time.time()
-                )
-                c = self.counters
-                c.admitted += result.added
-                c.duplicates += result.duplicates
-                c.shed.update(result.shed)
-                self._pipeline -= sum(1 for i in items if i.counted)
-            finally:
-                self._settling = False
+            completions = [i.completion for i in items if i.completion is not None]
+            discovered = [e for i in items for e in i.discovered]
+            result = await self.fw.call(
+                self.frontier.complete, completions, discovered, time.time()
+            )
+            self._pipeline -= len(items)
             if result.added:
                 self.scheduler.wake()
 
@@ -498,12 +471,7 @@ class Node:
             self.request_stop("max-duration")
         elif s.max_bytes and self.counters.bytes >= s.max_bytes:
             self.request_stop("max-bytes")
-        idle = (
-            self._pipeline == 0
-            and self._robots_in_flight == 0
-            and self.scheduler.held() == 0
-            and not self._pipeline_busy()
-        )
+        idle = self._pipeline == 0 and self._robots_in_flight == 0 and self.scheduler.held() == 0
         if not idle or self._counts is None:
             return
         if self._page_jobs >= self._page_budget:
@@ -514,6 +482,3 @@ class Node:
     # -- metrics -----------------------------------------------------------------------
     def _snapshot(self) -> Snapshot:
         return build_snapshot(self)
-
-    def snapshot(self) -> dict[str, Any]:
-        return self.last_snapshot

@@ -74,25 +74,17 @@ class ParsePool:
             max_workers=self.workers, mp_context=self._ctx, initializer=_ignore_sigint
         )
 
-    def _replace_pool(self) -> None:
-        old = self._pool
+    def _replace_pool(self, failed: ProcessPoolExecutor) -> None:
+        """Replace ``failed`` (its processes are killed, stuck ones included) unless it was
+        replaced already: a batch must never take down a pool that is newer than its own."""
+        if failed is not self._pool:
+            return
         self._pool = self._new_pool()
-        processes = list(getattr(old, "_processes", {}).values())  # to stop stuck ones
-        old.shutdown(wait=False, cancel_futures=True)
+        processes = list(getattr(failed, "_processes", {}).values())
+        failed.shutdown(wait=False, cancel_futures=True)
         for proc in processes:
             if proc.is_alive():
                 proc.kill()
-
-    def full(self) -> bool:
-        return len(self._waiting) >= self.capacity
-
-    async def wait_room(self) -> None:
-        while self.full():
-            await asyncio.sleep(0.01)
-
-    async def parse(self, task: ParseTask) -> ParsedPage | str:
-        """The parsed page, or an error message when parsing it failed."""
-        return (await self.parse_many([task]))[0]
 
     async def parse_many(self, tasks: Sequence[ParseTask]) -> list[ParsedPage | str]:
         """Parse several pages in one round trip to a parser process (one pickle, one
@@ -105,11 +97,20 @@ class ParsePool:
             self._waiting[key] = (time.monotonic(), len(tasks))
             self._submitted += len(tasks)
             try:
-                loop = asyncio.get_running_loop()
-                call = loop.run_in_executor(self._pool, _timed_parse, tasks)
+                return await self._run(tasks)
+            except Exception as exc:  # a bug in the pool must not stop the crawl
+                log.exception("parse failed for %s", tasks[0].url if tasks else "-")
+                return [f"parse error: {type(exc).__name__}: {exc}"] * len(tasks)
+            finally:
+                del self._waiting[key]
+
+    async def _run(self, tasks: Sequence[ParseTask]) -> list[ParsedPage | str]:
+        loop = asyncio.get_running_loop()
+        for attempt in (1, 2):
+            pool = self._pool
+            try:
+                call = loop.run_in_executor(pool, _timed_parse, tasks)
                 pages, pid, cpu = await asyncio.wait_for(call, self.timeout)
-                self._worker_cpu[pid] = cpu
-                return pages
             except TimeoutError:
                 # a parser stuck on a page would hold its URL forever: record the pages as
                 # failed to parse and replace the processes (the stuck one is killed)
@@ -121,18 +122,18 @@ class ParsePool:
                     self.timeout,
                     tasks[0].url,
                 )
-                self._replace_pool()
+                self._replace_pool(pool)
                 return [f"parse timed out after {self.timeout:g}s"] * len(tasks)
             except BrokenProcessPool:
+                if pool is not self._pool and attempt == 1:
+                    continue  # replaced under it for another batch: one more try
                 self.crashes += 1
                 log.warning("a parser process died; restarting the pool")
-                self._replace_pool()
+                self._replace_pool(pool)
                 return ["parser process died"] * len(tasks)
-            except Exception as exc:  # a bug in the pool must not stop the crawl
-                log.exception("parse failed for %s", tasks[0].url if tasks else "-")
-                return [f"parse error: {type(exc).__name__}: {exc}"] * len(tasks)
-            finally:
-                del self._waiting[key]
+            self._worker_cpu[pid] = cpu
+            return pages
+        raise AssertionError("unreachable")
 
     def statistics(self) -> StageStats:
         """Pages in the parser processes (or waiting for one); the capacity is calls

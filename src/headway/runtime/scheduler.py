@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import heapq
+import itertools
 import logging
 import math
 import time
@@ -27,9 +28,18 @@ from headway.policy.outcome import Outcome
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
 from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
 from headway.runtime.worker import ThreadWorker
+from headway.urls.domain import match_host, strip_port
 from headway.urls.scope import OptOut
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class HostPressure:
+    known: int  # hosts with a limiter in memory
+    active: int  # hosts with a request in flight
+    parked: int  # hosts parked (long Crawl-delay, or health cool-down)
+    top: list[tuple[str, HostLimitStats]]  # most throttled first
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +89,9 @@ class Scheduler:
         self._on_skip = on_skip
         self._refill_batch = refill_batch
         self._robots_give_up = robots_give_up
-        self._ceilings = dict(host_ceilings or {})
-        self.hosts_given_up = 0
+        ceilings = host_ceilings or {}
+        self._ceilings = {k: v for k, v in ceilings.items() if not k.startswith("*.")}
+        self._suffix_ceilings = {k[2:]: v for k, v in ceilings.items() if k.startswith("*.")}
         self._heap: list[tuple[float, int, str]] = []
         self._seq = 0
         self._in_heap: set[str] = set()
@@ -91,6 +102,10 @@ class Scheduler:
         self._limiters: OrderedDict[str, HostLimiter] = OrderedDict()
         self.max_limiters = max_limiters
         self.parked: set[str] = set()
+        # small sets kept up to date as fetches end, so pressure reports never walk every
+        # limiter: hosts with a request in flight, and hosts held back (backoff, wait, park)
+        self._active: set[str] = set()
+        self._throttled: set[str] = set()
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._last_refill = 0.0
@@ -130,6 +145,7 @@ class Scheduler:
                 victims.append((host, lim.ready_at()))
         for host, ready in victims:
             del self._limiters[host]
+            self._throttled.discard(host)
             if ready > now:
                 await self._worker.call(self._frontier.set_host_ready_at, host, ready)
         return len(victims)
@@ -137,16 +153,11 @@ class Scheduler:
     def _params_for(self, host: str) -> HostLimitParams:
         """The default limits, with the operator's ceiling for this host if one matches
         (exact host first, then the longest ``*.suffix``)."""
-        if not self._ceilings:
+        if not self._ceilings and not self._suffix_ceilings:
             return self._params
-        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-        ceiling = self._ceilings.get(host) or self._ceilings.get(name)
+        ceiling = self._ceilings.get(host)  # a HOST:PORT entry
         if ceiling is None:
-            labels = name.split(".")
-            for i in range(1, len(labels)):
-                ceiling = self._ceilings.get("*." + ".".join(labels[i:]))
-                if ceiling is not None:
-                    break
+            ceiling = match_host(strip_port(host), self._ceilings, self._suffix_ceilings)
         if ceiling is None:
             return self._params
         return dataclasses.replace(self._params, ceiling=ceiling)
@@ -154,11 +165,26 @@ class Scheduler:
     def held(self) -> int:
         return len(self._held)
 
-    def host_statistics(self) -> dict[str, HostLimitStats]:
-        return {h: lim.statistics() for h, lim in self._limiters.items()}
+    def _note(self, host: str, lim: HostLimiter, now: float) -> None:
+        st = lim.statistics()
+        if not st.in_flight:
+            self._active.discard(host)
+        held_back = st.gap > lim.base_gap() or st.not_before > now or st.parked_until > now
+        if held_back:
+            self._throttled.add(host)
+        else:
+            self._throttled.discard(host)
 
-    def hosts_active(self) -> int:
-        return sum(1 for lim in self._limiters.values() if lim.statistics().in_flight)
+    def host_pressure(self, now: float, top: int = 20) -> HostPressure:
+        """Hosts known, in flight and parked, and the ``top`` most throttled (filled up with
+        the most recently used when fewer are throttled); costs O(active + throttled)."""
+        candidates = self._active | self._throttled
+        candidates.update(itertools.islice(reversed(self._limiters), top))
+        stats = {h: self._limiters[h].statistics() for h in candidates if h in self._limiters}
+        ranked = sorted(stats.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:top]
+        parked = self.parked | {h for h, st in stats.items() if st.parked_until > now}
+        active = sum(1 for st in stats.values() if st.in_flight)
+        return HostPressure(len(self._limiters), active, len(parked), ranked)
 
     def hosts_ready(self) -> int:
         now = time.time()
@@ -242,7 +268,6 @@ class Scheduler:
                 dropped = await self._worker.call(
                     self._frontier.drop_host, host, "robots-unreachable"
                 )
-                self.hosts_given_up += 1
                 log.warning(
                     "giving up on %s: robots.txt failed %d times; %d queued URLs marked failed",
                     host,
@@ -267,6 +292,7 @@ class Scheduler:
             if rules is None:
                 self._held[host] = lease
                 lim.on_start(now)
+                self._active.add(host)
                 self._busy.add(host)
                 scheme = lease.url.split(":", 1)[0]
                 return RobotsJob(host, f"{scheme}://{host}/robots.txt")
@@ -276,6 +302,7 @@ class Scheduler:
             retry = lease.attempts > 0
             self.page_budget -= 1
             lim.on_start(time.time(), retry=retry)
+            self._active.add(host)
             self._push(host, lim.ready_at())
             return PageJob(lease, retry)
 
@@ -286,6 +313,7 @@ class Scheduler:
         """Feed an outcome to the host's limiter; returns the host's next ready time."""
         lim = self.limiter(host)
         lim.on_finish(now, outcome, latency=latency, retry_after=retry_after)
+        self._note(host, lim, now)
         ready = lim.ready_at()
         if host in self._busy and host not in self._held:
             self._push(host, ready)
@@ -298,21 +326,16 @@ class Scheduler:
         self.robots.put(host, rules)
         delay, parked = clamp_crawl_delay(rules.crawl_delay, self._crawl_delay_max)
         lim = self.limiter(host)
+        # A site asking for more than crawl_delay_max between requests still gets its full
+        # delay (never hammered); it is reported as parked.
+        lim.crawl_delay = delay
         if parked:
-            # The site asks for more than we are willing to wait between requests: honour
-            # its full delay (never hammer it) and report the host as parked.
             self.parked.add(host)
-            lim.crawl_delay = rules.crawl_delay
         else:
             self.parked.discard(host)
-            lim.crawl_delay = delay
         lim.on_finish(now, outcome, latency=latency, retry_after=None)
+        self._note(host, lim, now)
         self._busy.discard(host)
         if host in self._held:
             self._push(host, lim.ready_at())
         self._wake.set()
-
-    def release_held(self) -> list[LeasedUrl]:
-        held = list(self._held.values())
-        self._held.clear()
-        return held

@@ -27,10 +27,8 @@ def build_snapshot(node: Node) -> Snapshot:
         node.store_stage.statistics(),
         node.settle_stage.statistics(),
     ]
-    hosts = node.scheduler.host_statistics()
-    throttled = sorted(hosts.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:20]
     counts = node._counts
-    now_wall = time.time()
+    hosts = node.scheduler.host_pressure(time.time())
     fstats = node.fetcher.statistics() if hasattr(node, "fetcher") else None
     return {
         "time": time.time(),
@@ -59,7 +57,7 @@ def build_snapshot(node: Node) -> Snapshot:
         ],
         "admission_rejected": dict(node.admission.rejected),
         "admission_known": node.admission.known,
-        "shed": dict(counts.shed) if counts else dict(c.shed),
+        "shed": dict(counts.shed) if counts else {},
         "frontier": {
             "queued": counts.queued,
             "leased": counts.leased,
@@ -71,12 +69,10 @@ def build_snapshot(node: Node) -> Snapshot:
         if counts
         else {},
         "hosts": {
-            "known": len(hosts),
-            "active": sum(1 for h in hosts.values() if h.in_flight),
+            "known": hosts.known,
+            "active": hosts.active,
             "ready": node.scheduler.hosts_ready(),
-            "parked": len(
-                node.scheduler.parked | {h for h, st in hosts.items() if st.parked_until > now_wall}
-            ),
+            "parked": hosts.parked,
         },
         "throttled_hosts": [
             {
@@ -87,7 +83,7 @@ def build_snapshot(node: Node) -> Snapshot:
                 "retry_ratio": round(st.retry_ratio, 3),
                 "health": round(st.health, 3),
             }
-            for h, st in throttled
+            for h, st in hosts.top
         ],
         "paused": node._paused_for_quota,
         "software": f"headway/{__version__}",

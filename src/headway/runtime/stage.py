@@ -71,9 +71,6 @@ class Stage(Generic[T]):
             self._not_full.notify_all()
         return out
 
-    async def get(self) -> T:
-        return (await self.get_batch(1))[0]
-
     def statistics(self) -> StageStats:
         oldest = time.monotonic() - self._items[0][0] if self._items else 0.0
         return StageStats(

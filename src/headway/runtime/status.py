@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
-from headway.errors import CrawlDirError
+from headway.errors import CrawlDirError, StoreError
+from headway.frontier.sqlite import read_totals
 from headway.runtime.crawldir import MARKER, CrawlPaths
 
 
@@ -17,29 +17,40 @@ def read_status(root: Path) -> dict[str, object]:
     info = json.loads((root / MARKER).read_text())
     out: dict[str, object] = {"directory": str(root), "format": info.get("format")}
     if paths.frontier.exists():
-        con = sqlite3.connect(f"file:{paths.frontier}?mode=ro", uri=True)
         try:
-            rows = con.execute("SELECT state, COUNT(*) FROM urls GROUP BY state").fetchall()
-        except sqlite3.Error as exc:
-            raise CrawlDirError(f"cannot read {paths.frontier}: {exc}") from None
-        finally:
-            con.close()
-        names = {0: "queued", 1: "leased", 2: "done", 3: "failed"}
-        out["frontier"] = {names.get(s, str(s)): n for s, n in rows}
-    out["warc_files"] = len(list(paths.warc_dir.glob("*.warc.gz")))
-    out["warc_bytes"] = sum(p.stat().st_size for p in paths.warc_dir.glob("*.warc.gz"))
-    if paths.metrics.exists():
-        lines = paths.metrics.read_text().splitlines()
-        if lines:
-            try:
-                last = json.loads(lines[-1])
-                out["last_metrics"] = {
-                    k: last.get(k)
-                    for k in ("time", "fetches", "pages_per_second", "errors", "retry_ratio")
-                }
-            except ValueError:
-                pass
+            out["frontier"] = read_totals(paths.frontier)
+        except StoreError as exc:
+            raise CrawlDirError(str(exc)) from None
+    warcs = [p.stat().st_size for p in paths.warc_dir.glob("*.warc.gz")]
+    out["warc_files"] = len(warcs)
+    out["warc_bytes"] = sum(warcs)
+    last = _last_line(paths.metrics)
+    if last:
+        try:
+            snap = json.loads(last)
+            out["last_metrics"] = {
+                k: snap.get(k)
+                for k in ("time", "fetches", "pages_per_second", "errors", "retry_ratio")
+            }
+        except ValueError:
+            pass
     return out
+
+
+_METRIC_KEYS = ("time", "fetches", "pages_per_second", "errors", "retry_ratio")
+
+
+def _last_line(path: Path, tail: int = 65536) -> str | None:
+    """The last complete line of a file, reading only its end."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - tail))
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    return lines[-1] if lines else None
 
 
 def print_status(root: Path, as_json: bool = False) -> int:

@@ -32,4 +32,3 @@ class PageWork:
 class SettleItem:
     completion: Completion | None
     discovered: tuple[UrlEntry, ...]
-    counted: bool  # whether it holds one unit of the node's pipeline count

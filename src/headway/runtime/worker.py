@@ -24,9 +24,5 @@ class ThreadWorker:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
 
-    def call_sync(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run on the worker thread and wait (for start-up and final shutdown only)."""
-        return self._pool.submit(fn, *args, **kwargs).result()
-
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)

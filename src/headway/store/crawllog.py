@@ -38,7 +38,7 @@ class CrawlLogEntry:
     warc_file: str | None = None
     warc_offset: int | None = None
     via: str | None = None  # the page the URL was discovered on
-    note: str | None = None  # e.g. "robots-disallowed", "opted-out", "redirect -> <url>"
+    note: str | None = None  # e.g. "robots-disallowed", "redirect -> <url>"
 
 
 _FIELDS = tuple(f.name for f in fields(CrawlLogEntry))

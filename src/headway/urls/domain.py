@@ -11,11 +11,15 @@ whose suffix is not on the list return the host itself.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
+from typing import TypeVar
 
 from publicsuffixlist import PublicSuffixList
 
 __all__ = ["registered_domain", "strip_port"]
+
+T = TypeVar("T")
 
 
 @lru_cache(maxsize=1)
@@ -33,6 +37,28 @@ def strip_port(host: str) -> str:
     if colon >= 0 and host.count(":") == 1:
         return host[:colon]
     return host
+
+
+def parent_domains(host: str) -> Iterator[str]:
+    """The domains ``host`` lies under, nearest first: ``a.b.example`` yields ``b.example``
+    then ``example``."""
+    dot = host.find(".")
+    while dot >= 0:
+        host = host[dot + 1 :]
+        yield host
+        dot = host.find(".")
+
+
+def match_host(name: str, exact: Mapping[str, T], suffixes: Mapping[str, T]) -> T | None:
+    """The value for ``name``: an exact entry first, else the nearest ``*.suffix`` one
+    (``suffixes`` is keyed by the suffix without ``*.``)."""
+    if name in exact:
+        return exact[name]
+    if suffixes:
+        for parent in parent_domains(name):
+            if parent in suffixes:
+                return suffixes[parent]
+    return None
 
 
 def _is_ip(host: str) -> bool:

@@ -28,7 +28,7 @@ import ada_url
 
 from headway.errors import ConfigError
 from headway.urls.canonical import host_key
-from headway.urls.domain import registered_domain, strip_port
+from headway.urls.domain import parent_domains, registered_domain, strip_port
 
 __all__ = ["OptOut", "Scope", "ScopeMode", "ScopeRules", "load_optout", "normalize_domain"]
 
@@ -101,13 +101,7 @@ class OptOut:
         if not domains:
             return False
         h = _hostname(host)
-        while True:
-            if h in domains:
-                return True
-            dot = h.find(".")
-            if dot < 0:
-                return False
-            h = h[dot + 1 :]
+        return h in domains or any(p in domains for p in parent_domains(h))
 
     def __len__(self) -> int:
         return len(self._domains)

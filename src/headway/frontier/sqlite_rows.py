@@ -1,0 +1,91 @@
+"""Schema and per-transaction row bookkeeping of the SQLite frontier (see ``sqlite.py``
+for the layout and the durability contract)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from headway.frontier.store import SHED_REASONS, UrlEntry, UrlState
+
+SCHEMA_VERSION = "1"
+CHUNK = 900  # host parameters per IN (...) query, far below SQLite's limit
+TOTALS = ("queued", "leased", "done", "failed", "seen")
+QUEUED, LEASED, DONE, FAILED = (int(s) for s in UrlState)
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS hosts (
+  id INTEGER PRIMARY KEY, host TEXT NOT NULL UNIQUE,
+  admitted INTEGER NOT NULL DEFAULT 0, queued INTEGER NOT NULL DEFAULT 0,
+  ready_at REAL NOT NULL DEFAULT 0, min_not_before REAL, next_ready REAL NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_ready, host) WHERE queued > 0;
+CREATE TABLE IF NOT EXISTS urls (
+  id INTEGER PRIMARY KEY, fp INTEGER NOT NULL, url TEXT NOT NULL, host_id INTEGER NOT NULL,
+  depth INTEGER NOT NULL, priority INTEGER NOT NULL, via TEXT, attempts INTEGER NOT NULL,
+  state INTEGER NOT NULL, not_before REAL NOT NULL, lease_expires REAL);
+CREATE INDEX IF NOT EXISTS urls_host_queue ON urls(host_id, priority, id) WHERE state = {QUEUED};
+CREATE INDEX IF NOT EXISTS urls_host_wait ON urls(host_id, not_before) WHERE state = {QUEUED};
+CREATE INDEX IF NOT EXISTS urls_queue ON urls(priority, id) WHERE state = {QUEUED};
+CREATE INDEX IF NOT EXISTS urls_leases ON urls(lease_expires) WHERE state = {LEASED};
+CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS shed (reason TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO totals VALUES {",".join(f"('{n}', 0)" for n in TOTALS)};
+INSERT OR IGNORE INTO shed VALUES {",".join(f"('{r}', 0)" for r in SHED_REASONS)};
+INSERT OR IGNORE INTO meta VALUES ('frontier_schema', '{SCHEMA_VERSION}');
+"""
+
+
+def chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), CHUNK):
+        yield items[i : i + CHUNK]
+
+
+def by_priority(e: UrlEntry) -> int:
+    return e.priority
+
+
+class HostRow:
+    """A host row loaded for the length of one transaction."""
+
+    __slots__ = ("admitted", "id", "min_nb", "name", "queued", "ready_at", "stale")
+
+    def __init__(self, row: tuple[Any, ...]) -> None:
+        self.id: int = row[0]
+        self.name: str = row[1]
+        self.admitted: int = row[2]
+        self.queued: int = row[3]
+        self.ready_at: float = row[4]
+        self.min_nb: float | None = row[5]
+        self.stale = False  # queued URLs left: min_nb must be recomputed at flush
+
+    def push(self, not_before: float) -> None:
+        self.queued += 1
+        self.min_nb = not_before if self.min_nb is None else min(self.min_nb, not_before)
+
+    def pop(self, count: int = 1) -> None:
+        self.queued -= count
+        self.stale = True
+
+
+class Tx:
+    """Deltas of one transaction, written before COMMIT and mirrored after it."""
+
+    __slots__ = ("by_name", "conn", "hosts", "shed", "totals")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.hosts: dict[int, HostRow] = {}
+        self.by_name: dict[str, HostRow] = {}
+        self.totals = dict.fromkeys(TOTALS, 0)
+        self.shed = dict.fromkeys(SHED_REASONS, 0)
+
+    def keep(self, h: HostRow) -> HostRow:
+        self.hosts[h.id] = h
+        self.by_name[h.name] = h
+        return h
+
+
+HOST_COLS = "id, host, admitted, queued, ready_at, min_not_before"
