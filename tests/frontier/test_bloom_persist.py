@@ -53,3 +53,17 @@ def test_stale_or_foreign_bitmap_is_ignored(tmp_path: Path) -> None:
     f = SqliteFrontier(db, LIMITS)
     assert fingerprint("http://h.example/a") in f._bloom
     f.close()
+
+
+def test_truncated_bitmap_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "f.sqlite3"
+    saved = tmp_path / "f.sqlite3.bloom"
+    f = SqliteFrontier(db, LIMITS)
+    f.add(_entries(["http://h.example/a"]), 0.0)
+    f.close()
+    saved.write_bytes(saved.read_bytes()[:-10])  # cut short, as by a full disk
+    f = SqliteFrontier(db, LIMITS)
+    assert not saved.exists()
+    assert fingerprint("http://h.example/a") in f._bloom  # rebuilt, not half-loaded
+    assert f.add(_entries(["http://h.example/b"]), 1.0).added == 1
+    f.close()

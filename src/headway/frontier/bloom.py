@@ -57,18 +57,6 @@ class BloomFilter:
         """Bits set (and tested) per fingerprint."""
         return self._k
 
-    def to_bytes(self) -> bytes:
-        """The bitmap, for saving; ``load_bytes`` takes it back."""
-        return bytes(self._bits)
-
-    def load_bytes(self, data: bytes) -> bool:
-        """Replace the bitmap with a saved one of the same sizing; False (and unchanged)
-        when ``data`` does not fit this filter."""
-        if len(data) != len(self._bits):
-            return False
-        self._bits[:] = data
-        return True
-
     def add(self, fp: int) -> None:
         self.add_many((fp,))
 
@@ -119,27 +107,31 @@ def _header(bloom: BloomFilter, seen: int) -> bytes:
 
 def load_bitmap(bloom: BloomFilter, path: Path, seen: int) -> bool:
     """Fill ``bloom`` from the bitmap saved at ``path`` for ``seen`` fingerprints; False
-    (``bloom`` unchanged) when there is none, or it does not match. The file is removed."""
+    (and a rebuild needed) when there is none or it does not match. The file is removed.
+    Read straight into the filter's memory: no second copy of the bitmap."""
+    header = _header(bloom, seen)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            path.unlink()  # consumed, even if it does not match: never trusted twice
+            if fh.readline(len(header) + 1) != header:
+                return False
+            view = memoryview(bloom._bits)
+            if fh.readinto(view) != len(view) or fh.read(1):
+                bloom._bits[:] = bytes(len(view))  # a short file: leave no partial bits
+                return False
     except OSError:
         return False
-    try:
-        path.unlink()
-    except OSError:
-        return False  # a file we cannot remove could go stale: do not trust it
-    header = _header(bloom, seen)
-    return data.startswith(header) and bloom.load_bytes(data[len(header) :])
+    return True
 
 
 def save_bitmap(bloom: BloomFilter, path: Path, seen: int) -> None:
-    """Save the bitmap for the next ``load_bitmap`` (atomically; a failure only costs the
-    next start a rebuild, so it is logged, not raised)."""
+    """Save the bitmap for the next ``load_bitmap`` (atomically, written from the filter's
+    own memory; a failure only costs the next start a rebuild, so it is logged)."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as fh:
             fh.write(_header(bloom, seen))
-            fh.write(bloom.to_bytes())
+            fh.write(memoryview(bloom._bits))
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("could not save the Bloom filter to %s: %s", path, exc)
