@@ -74,7 +74,9 @@ class Node:
         *,
         optout: OptOut | None = None,
         on_snapshot: Callable[[Snapshot], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        self.clock = clock  # wall-clock seconds for politeness, leases and settling
         self.settings = settings
         self.seeds = list(seeds)
         self.optout = optout
@@ -160,7 +162,7 @@ class Node:
         if released:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
         seed_entries = self.admission.admit(self.seeds, 0, None)
-        added = await self.fw.call(self.frontier.add, seed_entries, time.time())
+        added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
         lease_seconds = s.fetch.total_timeout + s.frontier.lease_margin
         self.scheduler = Scheduler(
@@ -175,6 +177,7 @@ class Node:
             on_skip=self._on_skip,
             robots_give_up=s.politeness.robots_give_up,
             host_ceilings=parse_host_limits(s.politeness.host_limit),
+            clock=self.clock,
         )
         self._page_budget: float
         if s.crawl.max_pages:
@@ -294,7 +297,7 @@ class Node:
         res, _final = await self.fetcher.fetch_robots(job.url)
         if res.sent_at is not None:
             self.scheduler.limiter(job.host).mark_sent(res.sent_at)
-        now = time.time()
+        now = self.clock()
         self.counters.requests += 1
         self.counters.robots_fetches += 1
         self.counters.bytes += len(res.raw_body)
@@ -314,7 +317,7 @@ class Node:
     async def _run_page(self, job: PageJob) -> None:
         lease = job.lease
         res = await self.fetcher.fetch(lease.url)
-        now = time.time()
+        now = self.clock()
         if res.sent_at is not None:  # connection set-up delayed the request: gap from here
             self.scheduler.limiter(lease.host).mark_sent(res.sent_at)
         retry_after = None
@@ -408,7 +411,7 @@ class Node:
         while True:
             # a short linger fills batches: one write + flush per batch, not per page
             batch = await self.store_stage.get_batch(64, linger=0.01)
-            now = time.time()
+            now = self.clock()
             for work in batch:
                 decide(
                     work,
@@ -431,7 +434,7 @@ class Node:
             completions = [i.completion for i in items if i.completion is not None]
             discovered = [e for i in items for e in i.discovered]
             result = await self.fw.call(
-                self.frontier.complete, completions, discovered, time.time()
+                self.frontier.complete, completions, discovered, self.clock()
             )
             self._pipeline -= len(items)
             if result.added:

@@ -77,7 +77,9 @@ class Scheduler:
         host_ceilings: Mapping[str, int] | None = None,
         refill_batch: int = 256,
         max_limiters: int = 50_000,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
         self._frontier = frontier
         self._worker = worker
         self._params = limits
@@ -187,7 +189,7 @@ class Scheduler:
         return HostPressure(len(self._limiters), active, len(parked), ranked)
 
     def hosts_ready(self) -> int:
-        now = time.time()
+        now = self._clock()
         return sum(1 for t, _, _ in self._heap if t <= now)
 
     def wake(self) -> None:
@@ -209,12 +211,12 @@ class Scheduler:
         """The next job for the calling slot; None once the scheduler is stopping."""
         while not self.stopping and self.page_budget > 0:
             async with self._lock:
-                job = await self._next_ready(time.time())
+                job = await self._next_ready(self._clock())
             if job is not None:
                 return job
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._idle_wait(time.time()))
+                await asyncio.wait_for(self._wake.wait(), self._idle_wait(self._clock()))
         return None
 
     def _idle_wait(self, now: float) -> float:
@@ -301,7 +303,7 @@ class Scheduler:
                 continue
             retry = lease.attempts > 0
             self.page_budget -= 1
-            lim.on_start(time.time(), retry=retry)
+            lim.on_start(self._clock(), retry=retry)
             self._active.add(host)
             self._push(host, lim.ready_at())
             return PageJob(lease, retry)

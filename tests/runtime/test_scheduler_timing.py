@@ -1,0 +1,138 @@
+"""Scheduler timing on a fake clock: exact, and no sleeping for politeness gaps.
+
+The scheduler reads time only through its ``clock``; these tests move that clock by hand
+and ask for the next job. When no job may start, ``next_job`` keeps waiting (for a wake
+or its short idle poll) while fake time stands still, so "no job" shows as a bounded
+real-time wait that ends without one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from pathlib import Path
+from typing import Any
+
+from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.store import UrlEntry
+from headway.policy.outcome import Outcome
+from headway.policy.politeness import HostLimitParams
+from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules
+from headway.runtime.scheduler import Job, PageJob, Scheduler
+from headway.runtime.worker import ThreadWorker
+from headway.urls.fingerprint import fingerprint
+
+HOST = "a.example"
+T0 = 1_000_000.0
+
+
+class FakeClock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _noop(*_: Any) -> None:
+    return None
+
+
+def _scheduler(tmp_path: Path, clock: FakeClock, *, gap: float, ceiling: int) -> Scheduler:
+    frontier = SqliteFrontier(tmp_path / "f.sqlite3")
+    urls = [f"http://{HOST}/p{i}" for i in range(40)]
+    frontier.add([UrlEntry(u, HOST, 0, 0, fingerprint(u)) for u in urls], clock.now)
+    robots = RobotsCache()
+    robots.put(HOST, RobotsRules(RobotsKind.ALLOW_ALL, clock.now, clock.now + 10**6))
+    return Scheduler(
+        frontier,
+        ThreadWorker("test"),
+        limits=HostLimitParams(min_gap=gap, ceiling=ceiling),
+        robots=robots,
+        robots_ttl=3600,
+        crawl_delay_max=30,
+        lease_seconds=60,
+        optout=None,
+        on_skip=_noop,
+        clock=clock,
+    )
+
+
+async def _job(s: Scheduler, real_wait: float = 0.05) -> Job | None:
+    """The job the scheduler hands out at the current fake time, or None."""
+    try:
+        return await asyncio.wait_for(s.next_job(), real_wait)
+    except TimeoutError:
+        return None
+
+
+async def _page(s: Scheduler) -> PageJob:
+    job = await _job(s, real_wait=2.0)
+    assert isinstance(job, PageJob), job
+    return job
+
+
+async def test_gap_runs_from_when_the_request_was_sent(tmp_path: Path) -> None:
+    clock = FakeClock(T0)
+    s = _scheduler(tmp_path, clock, gap=1.0, ceiling=1)
+    await _page(s)
+    # connection set-up took 0.4 s: the request headers left at T0 + 0.4 (the node
+    # reports the fetcher's send time to the host's limiter)
+    s.limiter(HOST).mark_sent(T0 + 0.4)
+    clock.now = T0 + 0.5
+    s.on_fetch_done(HOST, clock.now, Outcome.OK, latency=0.1, retry_after=None)
+    clock.now = T0 + 1.0  # one gap after scheduling, but only 0.6 s after sending
+    assert await _job(s) is None
+    clock.now = T0 + 1.39
+    assert await _job(s) is None
+    clock.now = T0 + 1.4
+    assert isinstance(await _job(s), PageJob)
+
+
+async def test_starts_are_never_closer_than_the_gap(tmp_path: Path) -> None:
+    clock = FakeClock(T0)
+    s = _scheduler(tmp_path, clock, gap=1.0, ceiling=1)
+    starts: list[float] = []
+    while len(starts) < 6:
+        job = await _job(s)
+        if job is not None:
+            assert isinstance(job, PageJob)
+            starts.append(clock.now)
+            clock.now += 0.3  # the fetch takes 0.3 s of fake time
+            s.on_fetch_done(HOST, clock.now, Outcome.OK, latency=0.3, retry_after=None)
+        clock.now += 0.25
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert all(g >= 1.0 for g in gaps), gaps
+    assert all(g < 1.0 + 0.25 + 1e-9 for g in gaps), gaps  # and no slower than a step
+
+
+async def test_retry_after_holds_a_host_below_its_ceiling(tmp_path: Path) -> None:
+    """With a ceiling above 1, a host with one request in flight stays in the heap (it
+    could take a second one); a 429 with Retry-After on that request must still stop the
+    next start until the Retry-After time, through ``can_start``."""
+    clock = FakeClock(T0)
+    s = _scheduler(tmp_path, clock, gap=1.0, ceiling=2)
+    await _page(s)
+    clock.now = T0 + 0.1
+    s.on_fetch_done(HOST, clock.now, Outcome.OK, latency=0.1, retry_after=None)
+    assert s.limiter(HOST).statistics().limit >= 2  # one success: room for two at once
+    clock.now = T0 + 1.0
+    await _page(s)  # one in flight, below the limit: the host is back in the heap
+    clock.now = T0 + 1.5
+    s.on_fetch_done(HOST, clock.now, Outcome.THROTTLED, latency=0.5, retry_after=60.0)
+    for t in (2.0, 10.0, 61.4):
+        clock.now = T0 + t
+        assert await _job(s) is None, f"a job started {t - 1.5:.1f}s into a 60 s Retry-After"
+    clock.now = T0 + 61.5
+    assert isinstance(await _job(s, real_wait=2.0), PageJob)
+
+
+async def test_scheduler_reads_only_its_clock(tmp_path: Path) -> None:
+    clock = FakeClock(T0 + 10**7)  # far from the real time
+    s = _scheduler(tmp_path, clock, gap=5.0, ceiling=1)
+    await _page(s)
+    s.on_fetch_done(HOST, clock.now, Outcome.OK, latency=0.1, retry_after=None)
+    assert s.limiter(HOST).ready_at() == clock.now + 5.0
+    assert s.hosts_ready() == 0
+    clock.now += 5.0
+    assert s.hosts_ready() == 1
