@@ -10,6 +10,19 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
+# The Redis backend's tests start their own redis-server processes (Debian's package).
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "== installing redis-server (apt)"
+        SUDO=""
+        if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+            redis-server >/dev/null
+    else
+        echo "redis-server is not installed and apt-get is unavailable: install Redis 6+" >&2
+    fi
+fi
 echo "== ruff"
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from headway.testing.redisproc import RedisCluster, RedisProcError, RedisServer
+
 #: Third-party conformance cases live beside the project folder.
 CONFORMANCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
@@ -25,3 +27,28 @@ def load_conformance(name: str) -> list[dict[str, Any]]:
 def tmp_crawl_dir(tmp_path: Path) -> Iterator[Path]:
     d = tmp_path / "crawl"
     yield d
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One redis-server for the whole session on a free loopback port (tests keep apart by
+    crawl id)."""
+    try:
+        server = RedisServer(tmp_path_factory.mktemp("redis"))
+        server.start()
+    except RedisProcError as exc:
+        pytest.fail(str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
+    """A 3-master Redis Cluster for the whole session."""
+    try:
+        cluster = RedisCluster(tmp_path_factory.mktemp("redis-cluster"))
+        cluster.start()
+    except RedisProcError as exc:
+        pytest.fail(str(exc))
+    yield cluster
+    cluster.stop()

@@ -7,15 +7,20 @@ A new backend joins the suite by adding its name to ``BACKENDS`` and a branch in
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from headway.frontier.redis import RedisFrontier
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import FrontierLimits, FrontierStore, UrlEntry
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "redis", "redis-cluster"]
+#: Shards of the Redis test crawls: several, so that a cluster spreads them over masters.
+TEST_SHARDS = 8
+_crawl_ids = itertools.count()
 TEST_LIMITS = FrontierLimits(bloom_capacity=100_000, bloom_error=0.01)
 
 OpenStore = Callable[..., FrontierStore]
@@ -31,9 +36,17 @@ def entry(url: str, priority: int = 0, depth: int = 0, **kw: object) -> UrlEntry
     return UrlEntry(url=url, host=host, depth=depth, priority=priority, fp=fp_of(url), **kw)  # type: ignore[arg-type]
 
 
-def _open_backend(backend: str, where: Path, limits: FrontierLimits) -> FrontierStore:
+def _open_backend(
+    request: pytest.FixtureRequest, where: Path, crawl: str, limits: FrontierLimits
+) -> FrontierStore:
+    backend = request.param
     if backend == "sqlite":
         return SqliteFrontier(where / "frontier.db", limits)
+    if backend in ("redis", "redis-cluster"):
+        server = request.getfixturevalue("redis_server" if backend == "redis" else "redis_cluster")
+        return RedisFrontier(
+            server.url, crawl, "node-1", limits, shards=TEST_SHARDS, handover_gap=0.0
+        )
     raise AssertionError(f"unknown backend {backend}")
 
 
@@ -41,9 +54,10 @@ def _open_backend(backend: str, where: Path, limits: FrontierLimits) -> Frontier
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenStore]:
     """Opens (or reopens, after ``close``) the test's store, with optional limits."""
     opened: list[FrontierStore] = []
+    crawl = f"t{next(_crawl_ids)}-{tmp_path.name}"
 
     def _open(limits: FrontierLimits = TEST_LIMITS) -> FrontierStore:
-        store = _open_backend(request.param, tmp_path, limits)
+        store = _open_backend(request, tmp_path, crawl, limits)
         opened.append(store)
         return store
 

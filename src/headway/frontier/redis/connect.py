@@ -1,0 +1,188 @@
+"""Store URLs, Redis clients and the frontier's Lua scripts.
+
+Store URL forms (the ``store`` setting):
+
+- ``redis://[[user]:password@]host:port[/db]``: one Redis server (db defaults to 0).
+- ``rediss://...``: the same over TLS.
+- ``redis+cluster://[[user]:password@]host1:port1,host2:port2,...``: a Redis Cluster,
+  reached through any of the listed nodes (``rediss+cluster://`` for TLS). A cluster has
+  only db 0.
+
+``mask_store_url`` is the only form of a store URL that may be printed or logged: the
+password is replaced by ``***``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import redis
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import NoScriptError
+
+from headway.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+SCHEMES = ("redis", "rediss", "redis+cluster", "rediss+cluster")
+SCRIPT_NAMES = ("admit", "lease", "settle", "drop_host", "set_ready", "evict", "shard")
+
+
+@dataclass(frozen=True, slots=True)
+class StoreUrl:
+    """A parsed ``redis://``, ``rediss://`` or ``redis+cluster://`` store URL."""
+
+    tls: bool
+    cluster: bool
+    nodes: tuple[tuple[str, int], ...]
+    db: int
+    username: str | None
+    password: str | None
+
+    def masked(self) -> str:
+        scheme = ("rediss" if self.tls else "redis") + ("+cluster" if self.cluster else "")
+        auth = ""
+        if self.username or self.password:
+            auth = f"{self.username or ''}{':***' if self.password else ''}@"
+        where = ",".join(f"{h}:{p}" for h, p in self.nodes)
+        tail = "" if self.cluster else f"/{self.db}"
+        return f"{scheme}://{auth}{where}{tail}"
+
+
+def is_redis_url(text: str) -> bool:
+    return text.split("://", 1)[0].lower() in SCHEMES and "://" in text
+
+
+def parse_store_url(text: str) -> StoreUrl:
+    """Parse a store URL; a clear ``StoreError`` (with the password masked) when bad."""
+    scheme, sep, rest = text.partition("://")
+    scheme = scheme.lower()
+    if not sep or scheme not in SCHEMES:
+        raise StoreError(f"store URL must start with one of {', '.join(SCHEMES)}://")
+    cluster = scheme.endswith("+cluster")
+    tls = scheme.startswith("rediss")
+    auth, at, hostpart = rest.rpartition("@")
+    username = password = None
+    if at:
+        user, colon, pw = auth.partition(":")
+        username = unquote(user) or None
+        password = unquote(pw) if colon else None
+        if not colon:  # redis://secret@host: the lone part is the password
+            username, password = None, unquote(user)
+    where, _, path = hostpart.partition("/")
+    shown = mask_store_url(text)
+    nodes: list[tuple[str, int]] = []
+    for part in where.split(","):
+        parsed = urlsplit(f"//{part}")
+        try:
+            port = parsed.port or 6379
+        except ValueError:
+            raise StoreError(f"bad port in store URL {shown}") from None
+        if not parsed.hostname:
+            raise StoreError(f"missing host in store URL {shown}")
+        nodes.append((parsed.hostname, port))
+    if not cluster and len(nodes) != 1:
+        raise StoreError(f"{shown}: several hosts need redis+cluster://")
+    db = 0
+    if path.strip("/"):
+        if cluster:
+            raise StoreError(f"{shown}: a Redis Cluster has no database number")
+        try:
+            db = int(path.strip("/"))
+        except ValueError:
+            raise StoreError(f"{shown}: the path must be a database number") from None
+    return StoreUrl(tls, cluster, tuple(nodes), db, username, password)
+
+
+def mask_store_url(text: str) -> str:
+    """``text`` with any password replaced by ``***`` (safe to print and log)."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    auth, at, hostpart = rest.rpartition("@")
+    if not at:
+        return text
+    user, colon, _ = auth.partition(":")
+    shown = f"{user}:***" if colon else "***"
+    return f"{scheme}://{shown}@{hostpart}"
+
+
+def connect(url: StoreUrl, *, timeout: float = 5.0) -> Any:
+    """A client (``redis.Redis`` or ``RedisCluster``) with string replies."""
+    common: dict[str, Any] = {
+        "username": url.username,
+        "password": url.password,
+        "decode_responses": True,
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "ssl": url.tls,
+    }
+    try:
+        if url.cluster:
+            nodes = [ClusterNode(h, p) for h, p in url.nodes]  # type: ignore[no-untyped-call]
+            return RedisCluster(startup_nodes=nodes, **common)
+        host, port = url.nodes[0]
+        return redis.Redis(host=host, port=port, db=url.db, **common)
+    except redis.RedisError as exc:
+        raise StoreError(f"cannot connect to {url.masked()}: {exc}") from exc
+
+
+def script_text(name: str) -> str:
+    lua = resources.files("headway.frontier.redis").joinpath("lua")
+    common = lua.joinpath("common.lua").read_text()
+    return common + "\n" + lua.joinpath(f"{name}.lua").read_text()
+
+
+class Scripts:
+    """The frontier's Lua scripts, loaded by SHA and reloaded when a restarted server
+    (or a new cluster master) no longer knows them."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.text = {name: script_text(name) for name in SCRIPT_NAMES}
+        self.sha: dict[str, str] = {}
+        self.load()
+
+    def load(self) -> None:
+        for name, text in self.text.items():
+            self.sha[name] = self._client.script_load(text)
+
+    def call(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return self._client.evalsha(self.sha[name], len(keys), *keys, *args)
+        except NoScriptError:
+            self.load()
+            return self._client.evalsha(self.sha[name], len(keys), *keys, *args)
+
+    def run_many(self, calls: Sequence[tuple[str, list[str], list[Any]]]) -> list[Any]:
+        """Run script calls (name, keys, args) in one pipeline; results in order. Calls that
+        a restarted server did not know (NOSCRIPT) run again after reloading, only they:
+        a script either ran whole or not at all, so nothing runs twice."""
+        results: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for attempt in range(3):
+            pipe = self._client.pipeline(transaction=False)
+            for i in todo:
+                name, keys, args = calls[i]
+                pipe.execute_command("EVALSHA", self.sha[name], len(keys), *keys, *args)
+            replies = pipe.execute(raise_on_error=False) if todo else []
+            missing = []
+            for i, reply in zip(todo, replies, strict=True):
+                if isinstance(reply, NoScriptError):
+                    missing.append(i)
+                elif isinstance(reply, Exception):
+                    raise reply
+                else:
+                    results[i] = reply
+            if not missing:
+                return results
+            if attempt == 2:
+                break
+            self.load()
+            todo = missing
+        raise StoreError("Redis keeps forgetting the frontier's scripts")

@@ -1,0 +1,98 @@
+"""The Redis key layout of a crawl: the one place it is written down.
+
+Every key starts with ``hw:`` and carries a hash tag, so Redis Cluster places it by the
+tag alone. ``C`` is the crawl id, ``s`` a shard number (0 <= s < S), ``H`` a host
+(lower-case, with ``:port`` when not the default), ``N`` a node id. A URL's ``id`` is
+``seq * S + s`` (``seq`` from the shard's counter), so its shard is ``id % S``; as a
+member it is written zero-padded to 15 digits (``M``), so equal scores order oldest first.
+
+Per crawl, tag ``{C}`` (one slot, small keys):
+
+- ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``seeded``, and
+  every ``set_meta`` key as ``m:<key>``.
+- ``hw:{C}:nodes`` ZSET: N scored by its last heartbeat (unix time); live = recent.
+- ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
+
+Per shard, tag ``{C:s}`` (every read-check-write of the frontier touches one shard, so
+each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Cluster):
+
+- ``hw:{C:s}:owner`` STRING with a TTL: the node holding the shard (renewed by heartbeat).
+- ``hw:{C:s}:bloom`` STRING used as a bitmap: the shard's Bloom filter over fingerprints.
+- ``hw:{C:s}:seen`` SET: every admitted fingerprint (decimal), shed ones included: the
+  exact answer behind a Bloom positive (no false drops).
+- ``hw:{C:s}:urls`` HASH M -> JSON ``[url, host, depth, priority, fp, via, attempts,
+  validators, fetches]`` for every QUEUED or LEASED URL (deleted when DONE or FAILED).
+- ``hw:{C:s}:q:H`` ZSET M scored by priority: the host queue (QUEUED URLs of H).
+- ``hw:{C:s}:nb:H`` ZSET M scored by not_before: the host's QUEUED URLs that must wait.
+- ``hw:{C:s}:pq`` ZSET M scored by priority: all QUEUED URLs of the shard (shedding).
+- ``hw:{C:s}:ready`` ZSET H scored by its ready time, max(ready_at, earliest queued
+  not_before), for hosts with QUEUED URLs (Mercator's back-queue heap).
+- ``hw:{C:s}:hosts`` HASH H -> ready_at (``set_host_ready_at``).
+- ``hw:{C:s}:admitted`` HASH H -> URLs of H admitted in any state (the host budget).
+- ``hw:{C:s}:leases`` ZSET ``M|N`` scored by lease expiry: the in-flight URLs and their node.
+- ``hw:{C:s}:totals`` HASH: queued, leased, done, failed, seen, ``shed:<reason>``, next_id.
+- ``hw:{C:s}:hstate`` HASH H -> the host's opaque state (robots rules, backoff).
+- ``hw:{C:s}:payloads`` HASH payload digest -> JSON ``[uri, date]`` (shard by digest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+
+from headway.urls.domain import registered_domain
+
+PREFIX = "hw"
+DEFAULT_SHARDS = 64
+
+
+def stable_hash(text: str) -> int:
+    """A 64-bit hash that is the same in every process and on every machine."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+@lru_cache(maxsize=65_536)
+def shard_of_host(host: str, shards: int) -> int:
+    """The shard of a host: the hash of its registered domain, so every host of a site
+    (www.example.com, cdn.example.com) is scheduled by the same node."""
+    return stable_hash(registered_domain(host)) % shards
+
+
+def shard_of_digest(digest: str, shards: int) -> int:
+    return stable_hash(digest) % shards
+
+
+def member(url_id: int) -> str:
+    return f"{url_id:015d}"
+
+
+class CrawlKeys:
+    """Key names of one crawl (see the module docstring)."""
+
+    __slots__ = ("crawl",)
+
+    def __init__(self, crawl: str) -> None:
+        self.crawl = crawl
+
+    @property
+    def meta(self) -> str:
+        return f"{PREFIX}:{{{self.crawl}}}:meta"
+
+    @property
+    def nodes(self) -> str:
+        return f"{PREFIX}:{{{self.crawl}}}:nodes"
+
+    def node(self, node: str) -> str:
+        return f"{PREFIX}:{{{self.crawl}}}:node:{node}"
+
+    def shard(self, shard: int, name: str) -> str:
+        return f"{PREFIX}:{{{self.crawl}:{shard}}}:{name}"
+
+    def queue(self, shard: int, host: str) -> str:
+        return f"{PREFIX}:{{{self.crawl}:{shard}}}:q:{host}"
+
+    def waiting(self, shard: int, host: str) -> str:
+        return f"{PREFIX}:{{{self.crawl}:{shard}}}:nb:{host}"
+
+    def host_pair(self, shard: int, host: str) -> tuple[str, str]:
+        return self.queue(shard, host), self.waiting(shard, host)
