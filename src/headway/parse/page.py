@@ -18,6 +18,9 @@ Contract of ``parse_page(url, body, ...)``:
 - ``meta_refresh``: the canonical refresh target, reported even under page-level nofollow
   (it is then counted in ``nofollow_skipped`` rather than listed in ``links``).
 - ``hrefs_seen``: ``<a>``/``<area>`` href attributes seen, before any filtering.
+- ``simhash``: the 64-bit SimHash (``headway.parse.simhash``) of the visible text.
+- ``documents``: feeds the page announces (``<link rel=alternate>`` of an RSS, Atom or
+  RDF type), canonical, at most ``MAX_FEEDS``; empty under page-level nofollow.
 - Never raises: bad bytes, bad markup or an empty body give a (possibly empty) result;
   header directives and the charset are reported even then.
 
@@ -40,6 +43,7 @@ from headway.parse.directives import (
     robots_content,
 )
 from headway.parse.directives import x_robots_tag as x_robots_tag_directives
+from headway.parse.simhash import simhash, visible_text
 from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize, canonicalize_many
 
 __all__ = ["ParseTask", "ParsedPage", "is_html", "parse_page", "parse_task", "parse_tree"]
@@ -56,13 +60,37 @@ MAX_TITLE_CHARS = 1024
 SNIFF_BYTES = 1024
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_SELECTOR = "a[href], area[href], base[href], meta[content], title, noscript"
+_SELECTOR = "a[href], area[href], base[href], link[href], meta[content], title, noscript"
+#: ``<link rel=alternate type=...>`` types read as feeds.
+FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/rdf+xml"})
+#: Feeds taken from one page at most.
+MAX_FEEDS = 8
 _LINK_SELECTOR = "a[href], area[href]"
 
 
 @dataclass(frozen=True, slots=True)
+class LinkHint:
+    """What a sitemap or feed says about one of its links: ``lastmod`` (epoch seconds)
+    and ``changefreq`` (a sitemap ``changefreq`` value), either possibly None."""
+
+    url: str
+    lastmod: float | None = None
+    changefreq: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ParsedPage:
-    """What the crawl needs from one page (see the module contract)."""
+    """What the crawl needs from one document (see the module contract); every content
+    handler returns one. The fields after ``hrefs_seen`` have defaults so that handlers
+    of other formats fill in only what they know:
+
+    - ``kind``: the name of the handler that produced it (``html``, ``sitemap``, ...).
+    - ``simhash``: 64-bit SimHash of the visible text (HTML), None when there was none.
+    - ``documents``: canonical URLs of further documents to read with a handler rather
+      than as pages (child sitemaps of an index, feeds a page links to).
+    - ``hints``: ``LinkHint`` values for links that came with a date or change frequency.
+    - ``refused``: why the document was not read (a bomb, over a size limit), or None.
+    """
 
     links: tuple[str, ...]
     nofollow_skipped: int
@@ -73,11 +101,18 @@ class ParsedPage:
     charset: str
     title: str | None
     hrefs_seen: int
+    kind: str = "html"
+    simhash: int | None = None
+    documents: tuple[str, ...] = ()
+    hints: tuple[LinkHint, ...] = ()
+    refused: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ParseTask:
-    """Arguments of one ``parse_page`` call, picklable, for a process pool.
+    """Arguments of one ``parse_page`` call (or, with ``handler`` other than ``html``,
+    of one content handler's, see ``headway.parse.handlers.run_task``), picklable, for a
+    process pool.
 
     ``sleep_seconds`` is a test hook only: ``parse_task`` sleeps that long before parsing,
     so flow-control tests can make the parse stage the slow one.
@@ -91,6 +126,8 @@ class ParseTask:
     options: CanonOptions = DEFAULT_OPTIONS
     max_links: int = 10_000
     sleep_seconds: float = 0.0
+    handler: str = "html"  # the content handler that reads it (headway.parse.handlers)
+    truncated: str | None = None  # why the fetch cut the body, if it did
 
 
 def parse_task(args: ParseTask) -> ParsedPage:
@@ -154,6 +191,7 @@ class _Scan:
     base: str | None = None
     refresh: str | None = None
     title: str | None = None
+    feeds: list[str] | None = None
 
 
 def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan:
@@ -182,7 +220,21 @@ def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan
                 scan.title = " ".join(node.text(deep=True).split())[:MAX_TITLE_CHARS] or None
         elif tag == "noscript":
             hrefs.extend(_noscript_hrefs(node))
+        elif tag == "link":
+            _scan_link(scan, attrs)
     return scan
+
+
+def _scan_link(scan: _Scan, attrs: dict[str, str | None]) -> None:
+    """Collect ``<link rel=alternate type=application/rss+xml|atom+xml href>``."""
+    rel = (attrs.get("rel") or "").lower().split()
+    kind = (attrs.get("type") or "").split(";", 1)[0].strip().lower()
+    if "alternate" not in rel or kind not in FEED_TYPES:
+        return
+    if scan.feeds is None:
+        scan.feeds = []
+    if len(scan.feeds) < MAX_FEEDS:
+        scan.feeds.append(attrs.get("href") or "")
 
 
 def _empty(charset: str, robots: RobotsDirectives) -> ParsedPage:
@@ -225,9 +277,14 @@ def _parse(
     followed = _canonicalize_all(base, follow, options)
     unfollowed = [h for h, nofollow in scanned if nofollow and len(h) <= MAX_HREF_CHARS]
     skipped = set(_canonicalize_all(base, unfollowed, options)).difference(followed)
+    feeds: tuple[str, ...] = ()
     if scan.robots.nofollow:
         skipped.update(followed)
         followed = []
+    elif scan.feeds:
+        short = [h for h in scan.feeds if len(h) <= MAX_HREF_CHARS]
+        feeds = tuple(_canonicalize_all(base, short, options))
+    fingerprint = simhash(visible_text(tree))
     return ParsedPage(
         links=tuple(followed[: max(0, max_links)]),
         nofollow_skipped=len(skipped),
@@ -238,6 +295,8 @@ def _parse(
         charset=charset,
         title=scan.title,
         hrefs_seen=hrefs_seen,
+        simhash=fingerprint,
+        documents=feeds,
     )
 
 

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from headway.parse.page import ParsedPage, ParseTask, parse_task
+from headway.parse.handlers import run_task
+from headway.parse.page import ParsedPage, ParseTask
 from headway.runtime.stage import StageStats
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ def _timed_parse(
     out: list[ParsedPage | str] = []
     for task in tasks:
         try:
-            out.append(parse_task(task))
+            out.append(run_task(task))
         except Exception as exc:  # one bad page must not fail its batch
             out.append(f"parse error: {type(exc).__name__}: {exc}")
     t = os.times()

@@ -1,0 +1,109 @@
+"""SimHash fingerprints of page text, for near-duplicate detection (pure).
+
+Contract:
+
+- ``simhash(text)`` is Charikar's SimHash over 64 bits: the text is lower-cased, ASCII
+  punctuation becomes space, and it is split on white space into words; the features
+  are the first ``MAX_FEATURES`` overlapping 3-word shingles (the words themselves when
+  there are fewer than 3). A word's hash ``H(w)`` is its 64-bit BLAKE2b digest (big
+  endian), so values agree between processes and runs; a shingle ``(a, b, c)`` hashes
+  to ``(H(a) * K1 + H(b) * K2 + H(c)) mod 2**64`` (``K1``, ``K2`` odd constants). Each
+  feature votes +1 for each bit set in its hash and -1 for each bit clear; bit ``i`` of
+  the result is set when the vote for it is positive. Text without a word gives 0.
+- ``hamming(a, b)`` is the number of bits in which two fingerprints differ. Pages whose
+  visible text differs by a few words (a date, a session id, a short ad block) differ
+  in a few bits; unrelated pages in about 32. ``NEAR_DUPLICATE_BITS`` is the distance at
+  which headway calls two pages near-duplicates (see docs/near-duplicates.md for how it
+  was chosen and what it costs).
+- ``visible_text(tree)`` is the text a reader sees in a lexbor tree: the body's text
+  without ``script``, ``style``, ``template`` and ``noscript`` contents. It removes those
+  nodes from ``tree``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+import struct
+from typing import Any
+
+__all__ = ["NEAR_DUPLICATE_BITS", "SHINGLE_WORDS", "hamming", "simhash", "visible_text"]
+
+#: Pages at most this many bits apart are near-duplicates.
+NEAR_DUPLICATE_BITS = 6
+#: Words per shingle.
+SHINGLE_WORDS = 3
+#: Shingles per page at most (bounds CPU on long pages: the first ones count).
+MAX_FEATURES = 2048
+K1 = 0x9E3779B97F4A7C15
+K2 = 0xC2B2AE3D27D4EB4F
+_MASK = (1 << 64) - 1
+
+_PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation, " "))
+#: Characters of text read at most: enough for ``MAX_FEATURES`` shingles of long words.
+MAX_CHARS = MAX_FEATURES * 12
+_HIDDEN = ["script", "style", "template", "noscript"]
+
+
+def words_of(text: str) -> list[str]:
+    """The words of ``text`` as ``simhash`` sees them."""
+    return text[:MAX_CHARS].lower().translate(_PUNCTUATION).split()
+
+
+def word_hash(word: str) -> int:
+    """``H(w)`` of the module contract."""
+    digest = hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def _feature_hashes(words: list[str]) -> bytes:
+    words = words[: MAX_FEATURES + SHINGLE_WORDS - 1]
+    cache: dict[str, int] = {}
+    hashes = []
+    for w in words:  # pages repeat words: each distinct one is hashed once
+        h = cache.get(w)
+        if h is None:
+            h = cache[w] = word_hash(w)
+        hashes.append(h)
+    if len(hashes) >= SHINGLE_WORDS:
+        hashes = [
+            (a * K1 + b * K2 + c) & _MASK
+            for a, b, c in zip(hashes, hashes[1:], hashes[2:], strict=False)
+        ]
+    return struct.pack(f">{len(hashes)}Q", *hashes)
+
+
+def simhash(text: str) -> int:
+    """The 64-bit SimHash of ``text`` (see the module contract)."""
+    words = words_of(text)
+    if not words:
+        return 0
+    blob = _feature_hashes(words)
+    n = len(blob) // 8
+    out = bytearray(8)
+    # Votes counted column by column in C: byte j of every feature hash is blob[j::8];
+    # read as one big integer, the features with bit b of that byte set are the ones of
+    # (column & 0x0101..01 << b), counted by int.bit_count.
+    ones = int.from_bytes(b"\x01" * n, "big")
+    for j in range(8):
+        column = int.from_bytes(blob[j::8], "big")
+        byte = 0
+        for bit in range(8):
+            if (column & (ones << bit)).bit_count() * 2 > n:
+                byte |= 1 << bit
+        out[j] = byte
+    return int.from_bytes(out, "big")
+
+
+def hamming(a: int, b: int) -> int:
+    """Bits in which two 64-bit fingerprints differ."""
+    return (a ^ b).bit_count()
+
+
+def visible_text(tree: Any) -> str:
+    """Text of the body of a lexbor ``tree`` without hidden elements (mutates ``tree``)."""
+    tree.strip_tags(_HIDDEN)
+    root = tree.body if tree.body is not None else tree.root
+    if root is None:
+        return ""
+    return str(root.text(deep=True, separator=" ", strip=False))

@@ -1,0 +1,148 @@
+"""Sitemaps (sitemaps.org protocol 0.9): the ``sitemap`` content handler (pure).
+
+Contract of ``parse_sitemap(url, body, ...)``:
+
+- ``body`` is loaded by ``headway.parse.xmldoc.load_xml`` (gzip allowed, 50 MB
+  uncompressed at most, entity declarations and references refused).
+- A ``<urlset>`` gives its ``<url><loc>`` values as ``links`` and, for entries with a
+  ``<lastmod>`` or ``<changefreq>``, ``LinkHint`` values in ``hints``. A
+  ``<sitemapindex>`` gives its ``<sitemap><loc>`` values as ``documents`` (child
+  sitemaps, to be read with this handler again; the caller caps the nesting).
+- Locations are canonicalized against the sitemap's URL; ones that do not canonicalize
+  are dropped. Duplicates count once.
+- More than ``limits.max_entries`` entries (50,000 by the protocol), another root
+  element, or a document refused by ``load_xml`` gives no links and ``refused`` set to
+  the reason. Never raises.
+- ``parse_w3c_datetime`` reads a W3C datetime (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``,
+  or a full date and time with a zone) to epoch seconds (UTC when no zone); None when it
+  is not one.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from headway.parse.handlers import HEAD_BYTES, Document
+from headway.parse.page import LinkHint, ParsedPage
+from headway.parse.xmldoc import XmlLimits, gunzip_head, load_xml, local_name
+from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize
+
+__all__ = [
+    "CHANGEFREQS",
+    "SITEMAP_HANDLER",
+    "SitemapHandler",
+    "parse_sitemap",
+    "parse_w3c_datetime",
+]
+
+CHANGEFREQS = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
+REFUSED_TOO_MANY = "too-many-entries"
+REFUSED_NOT_SITEMAP = "not-a-sitemap"
+#: The protocol's limits: 50,000 URLs and 50 MB uncompressed per file.
+SITEMAP_LIMITS = XmlLimits()
+
+_YEAR_MONTH = re.compile(r"(\d{4})(?:-(\d{2}))?")
+_ROOTS = (b"<urlset", b"<sitemapindex", b":urlset", b":sitemapindex")
+
+
+def parse_w3c_datetime(text: str | None) -> float | None:
+    """Epoch seconds of a W3C datetime (see the module contract), or None."""
+    if not text:
+        return None
+    text = text.strip()
+    m = _YEAR_MONTH.fullmatch(text)
+    try:
+        if m:
+            return datetime(int(m[1]), int(m[2] or 1), 1, tzinfo=UTC).timestamp()
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
+
+
+def _empty(reason: str | None) -> ParsedPage:
+    return ParsedPage((), 0, False, False, None, None, "utf-8", None, 0, "sitemap", refused=reason)
+
+
+def _child_text(entry: Any, name: str) -> str | None:
+    for child in entry:
+        if local_name(child.tag) == name:
+            return str(child.text or "").strip() or None
+    return None
+
+
+def parse_sitemap(
+    url: str,
+    body: bytes,
+    *,
+    limits: XmlLimits = SITEMAP_LIMITS,
+    options: CanonOptions = DEFAULT_OPTIONS,
+    truncated: str | None = None,
+) -> ParsedPage:
+    """Links (urlset) or child sitemaps (index) of one sitemap; see the module contract."""
+    loaded = load_xml(body, limits, truncated=truncated)
+    if loaded.refused is not None:
+        return _empty(loaded.refused)
+    root = loaded.root
+    kind = local_name(root.tag)
+    if kind not in ("urlset", "sitemapindex"):
+        return _empty(f"{REFUSED_NOT_SITEMAP}: root element <{kind}>")
+    entry_name = "url" if kind == "urlset" else "sitemap"
+    entries = [e for e in root if local_name(e.tag) == entry_name]
+    if len(entries) > limits.max_entries:
+        return _empty(f"{REFUSED_TOO_MANY}: {len(entries)} entries, at most {limits.max_entries}")
+    found: dict[str, None] = {}
+    hints: list[LinkHint] = []
+    for entry in entries:
+        loc = _child_text(entry, "loc")
+        target = canonicalize(loc, url or None, options) if loc else None
+        if target is None or target in found:
+            continue
+        found[target] = None
+        lastmod = parse_w3c_datetime(_child_text(entry, "lastmod"))
+        freq = (_child_text(entry, "changefreq") or "").lower() or None
+        freq = freq if freq in CHANGEFREQS else None
+        if lastmod is not None or freq is not None:
+            hints.append(LinkHint(target, lastmod, freq))
+    urls = tuple(found)
+    if kind == "sitemapindex":
+        return ParsedPage(
+            (), 0, False, False, None, None, "utf-8", None, len(entries), "sitemap",
+            documents=urls, hints=tuple(hints),
+        )  # fmt: skip
+    return ParsedPage(
+        urls, 0, False, False, None, None, "utf-8", None, len(entries), "sitemap",
+        hints=tuple(hints),
+    )  # fmt: skip
+
+
+class SitemapHandler:
+    """Sitemaps and sitemap indexes, plain or gzipped."""
+
+    name = "sitemap"
+    media_types = frozenset(
+        {
+            "application/xml",
+            "text/xml",
+            "application/x-gzip",
+            "application/gzip",
+            "application/octet-stream",
+        }
+    )
+
+    def accepts(self, media_type: str | None, head: bytes) -> bool:
+        text = gunzip_head(head, HEAD_BYTES)
+        return any(root in text for root in _ROOTS)
+
+    def handle(self, doc: Document) -> ParsedPage:
+        try:
+            return parse_sitemap(doc.url, doc.body, options=doc.options, truncated=doc.truncated)
+        except Exception as exc:  # the contract is "never raises"
+            return _empty(f"error: {type(exc).__name__}")
+
+
+SITEMAP_HANDLER = SitemapHandler()
