@@ -43,7 +43,7 @@ def main() -> None:
     where = args.dir or Path(tempfile.mkdtemp(prefix="bench-frontier-"))
     db = where / "frontier.db"
     limits = FrontierLimits(bloom_capacity=max(args.urls, 1_000))
-    store = SqliteFrontier(db, limits)
+    store = SqliteFrontier(db, limits, node_id="bench")
 
     t0, c0 = time.perf_counter(), time.process_time()
     for start in range(0, args.urls, args.batch):
@@ -64,7 +64,7 @@ def main() -> None:
     while settled < args.settle:
         hosts = store.ready_hosts(now, 100)
         for host, _ in hosts:
-            for u in store.lease(host, 2, now, 60.0):
+            for u in store.lease_many([(host, 2)], now, 60.0):
                 pending.append(Completion(u.id, Settle.DONE))
             store.set_host_ready_at(host, now + 1.0)  # the politeness gap
             if len(pending) >= 50:
@@ -81,7 +81,7 @@ def main() -> None:
     store.close()
 
     t0 = time.perf_counter()
-    SqliteFrontier(db, limits).close()
+    SqliteFrontier(db, limits, node_id="bench").close()
     reopen_s = time.perf_counter() - t0
     size = sum(p.stat().st_size for p in where.glob("frontier.db*"))
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -79,7 +79,7 @@ def run_child(n: int, limits: FrontierLimits, cache_kib: int) -> dict[str, float
     admission = Admission(Scope.for_seeds(seeds, mode=ScopeMode.OPEN))
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         db = Path(tmp) / "frontier.db"
-        frontier = SqliteFrontier(db, limits, cache_size_kib=cache_kib)
+        frontier = SqliteFrontier(db, limits, node_id="bench", cache_size_kib=cache_kib)
         baseline = rss_now_mib()
         started = time.perf_counter()
         now = 1_000.0
@@ -100,7 +100,7 @@ def run_child(n: int, limits: FrontierLimits, cache_kib: int) -> dict[str, float
             completions: list[Completion] = []
             entries = []
             for host, _ in ready:
-                for lease in frontier.lease(host, 1, now, 60.0):
+                for lease in frontier.lease_many([(host, 1)], now, 60.0):
                     completions.append(Completion(lease.id, Settle.DONE))
                     k = int(host[1 : host.index(".")])
                     links = [url_for(k, next_id + j) for j in range(NEW_SAME_HOST)]

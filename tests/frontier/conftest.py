@@ -1,7 +1,9 @@
 """Fixtures of the frontier contract suite: one ``store`` per backend.
 
 A new backend joins the suite by adding its name to ``BACKENDS`` and a branch in
-``_open_backend`` that opens (or reopens) the same store for one test.
+``_open_backend`` that opens (or reopens) the same store for one test, as the given node.
+Tests that play several nodes open them one after another (close, then open as another
+node): the embedded backend allows one open instance per file.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import pytest
 
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.sqlite import SqliteFrontier
-from headway.frontier.store import FrontierLimits, FrontierStore, UrlEntry
+from headway.frontier.store import FrontierLimits, FrontierStore, LeasedUrl, UrlEntry
 
 BACKENDS = ["sqlite", "redis", "redis-cluster"]
 #: Shards of the Redis test crawls: several, so that a cluster spreads them over masters.
 TEST_SHARDS = 8
 _crawl_ids = itertools.count()
+NODE = "node-a"
 TEST_LIMITS = FrontierLimits(bloom_capacity=100_000, bloom_error=0.01)
 
 OpenStore = Callable[..., FrontierStore]
@@ -37,27 +40,28 @@ def entry(url: str, priority: int = 0, depth: int = 0, **kw: object) -> UrlEntry
 
 
 def _open_backend(
-    request: pytest.FixtureRequest, where: Path, crawl: str, limits: FrontierLimits
+    request: pytest.FixtureRequest, where: Path, crawl: str, limits: FrontierLimits, node_id: str
 ) -> FrontierStore:
     backend = request.param
     if backend == "sqlite":
-        return SqliteFrontier(where / "frontier.db", limits)
+        return SqliteFrontier(where / "frontier.db", limits, node_id=node_id)
     if backend in ("redis", "redis-cluster"):
         server = request.getfixturevalue("redis_server" if backend == "redis" else "redis_cluster")
         return RedisFrontier(
-            server.url, crawl, "node-1", limits, shards=TEST_SHARDS, handover_gap=0.0
+            server.url, crawl, node_id, limits, shards=TEST_SHARDS, handover_gap=0.0
         )
     raise AssertionError(f"unknown backend {backend}")
 
 
 @pytest.fixture(params=BACKENDS)
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenStore]:
-    """Opens (or reopens, after ``close``) the test's store, with optional limits."""
+    """Opens (or reopens, after ``close``) the test's store, with optional limits, as
+    node ``node_id``."""
     opened: list[FrontierStore] = []
     crawl = f"t{next(_crawl_ids)}-{tmp_path.name}"
 
-    def _open(limits: FrontierLimits = TEST_LIMITS) -> FrontierStore:
-        store = _open_backend(request, tmp_path, crawl, limits)
+    def _open(limits: FrontierLimits = TEST_LIMITS, node_id: str = NODE) -> FrontierStore:
+        store = _open_backend(request, tmp_path, crawl, limits, node_id)
         opened.append(store)
         return store
 
@@ -69,3 +73,10 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenS
 @pytest.fixture
 def store(open_store: OpenStore) -> FrontierStore:
     return open_store()
+
+
+def lease(
+    store: FrontierStore, host: str, n: int, *, now: float, lease_seconds: float
+) -> list[LeasedUrl]:
+    """Up to ``n`` URLs of one host (``lease_many`` with one want)."""
+    return store.lease_many([(host, n)], now, lease_seconds)

@@ -20,11 +20,11 @@ def test_saved_bitmap_is_used_after_a_clean_close(tmp_path: Path) -> None:
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
     urls = [f"http://h.example/{i}" for i in range(500)]
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     assert f.add(_entries(urls), 0.0).added == 500
     f.close()
     assert saved.exists()
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     assert not saved.exists()  # consumed: a crash from here on means a rebuild
     assert all(fp in f._bloom for fp in (fingerprint(u) for u in urls))
     assert f.add(_entries(urls[:10]), 1.0).duplicates == 10
@@ -32,7 +32,7 @@ def test_saved_bitmap_is_used_after_a_clean_close(tmp_path: Path) -> None:
     more = [f"http://h.example/new{i}" for i in range(50)]
     assert f.add(_entries(more), 2.0).added == 50
     del f
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     assert all(fp in f._bloom for fp in (fingerprint(u) for u in urls + more))
     f.close()
 
@@ -40,17 +40,17 @@ def test_saved_bitmap_is_used_after_a_clean_close(tmp_path: Path) -> None:
 def test_stale_or_foreign_bitmap_is_ignored(tmp_path: Path) -> None:
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     f.add(_entries(["http://h.example/a"]), 0.0)
     f.close()
     # a bitmap whose count does not match the table (written before more URLs were added)
     header, _, bits = saved.read_bytes().partition(b"\n")
     saved.write_bytes(header.replace(b" 1 1 ", b" 1 0 ", 1) + b"\n" + bytes(len(bits)))
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     assert fingerprint("http://h.example/a") in f._bloom  # rebuilt from the table
     f.close()
     saved.write_bytes(b"garbage")
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     assert fingerprint("http://h.example/a") in f._bloom
     f.close()
 
@@ -58,11 +58,11 @@ def test_stale_or_foreign_bitmap_is_ignored(tmp_path: Path) -> None:
 def test_truncated_bitmap_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     f.add(_entries(["http://h.example/a"]), 0.0)
     f.close()
     saved.write_bytes(saved.read_bytes()[:-10])  # cut short, as by a full disk
-    f = SqliteFrontier(db, LIMITS)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
     assert not saved.exists()
     assert fingerprint("http://h.example/a") in f._bloom  # rebuilt, not half-loaded
     assert f.add(_entries(["http://h.example/b"]), 1.0).added == 1

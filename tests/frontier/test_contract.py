@@ -15,7 +15,7 @@ from headway.frontier.store import (
     FrontierStore,
     Settle,
 )
-from tests.frontier.conftest import TEST_LIMITS, OpenStore, entry
+from tests.frontier.conftest import NODE, TEST_LIMITS, OpenStore, entry, lease
 
 
 def urls(host: str, n: int, start: int = 0) -> list[str]:
@@ -37,7 +37,7 @@ def test_add_counts_new_and_duplicates_within_and_across_batches(store: Frontier
 
 def test_duplicate_stays_seen_after_it_was_fetched(store: FrontierStore) -> None:
     store.add([entry("http://a.test/x")], now=0)
-    (leased,) = store.lease("a.test", 5, now=0, lease_seconds=60)
+    (leased,) = lease(store, "a.test", 5, now=0, lease_seconds=60)
     store.complete([Completion(leased.id, Settle.DONE)], [], now=1)
     assert store.add([entry("http://a.test/x")], now=2).duplicates == 1
     assert store.counts().queued == 0
@@ -49,17 +49,19 @@ def test_duplicate_stays_seen_after_it_was_fetched(store: FrontierStore) -> None
 def test_lease_best_priority_then_oldest_first(store: FrontierStore) -> None:
     store.add([entry("http://a.test/c", 5), entry("http://a.test/a", 1)], now=0)
     store.add([entry("http://a.test/b", 1), entry("http://a.test/d", 0)], now=0)
-    got = store.lease("a.test", 3, now=0, lease_seconds=30)
+    got = lease(store, "a.test", 3, now=0, lease_seconds=30)
     assert [u.url for u in got] == ["http://a.test/d", "http://a.test/a", "http://a.test/b"]
     assert all(u.lease_expires == 30 and u.host == "a.test" for u in got)
-    assert [u.url for u in store.lease("a.test", 3, now=0, lease_seconds=30)] == ["http://a.test/c"]
-    assert store.lease("a.test", 3, now=0, lease_seconds=30) == []
+    assert [u.url for u in lease(store, "a.test", 3, now=0, lease_seconds=30)] == [
+        "http://a.test/c"
+    ]
+    assert lease(store, "a.test", 3, now=0, lease_seconds=30) == []
 
 
 def test_lease_is_per_host_and_carries_the_entry(store: FrontierStore) -> None:
     store.add([entry("http://a.test/1", 2, depth=3, via="http://s.test/")], now=0)
     store.add([entry(u) for u in urls("b.test", 4)], now=0)
-    (a,) = store.lease("a.test", 10, now=0, lease_seconds=5)
+    (a,) = lease(store, "a.test", 10, now=0, lease_seconds=5)
     assert (a.url, a.depth, a.priority, a.via, a.attempts) == (
         "http://a.test/1",
         3,
@@ -68,8 +70,8 @@ def test_lease_is_per_host_and_carries_the_entry(store: FrontierStore) -> None:
         0,
     )
     assert a.fp == entry("http://a.test/1").fp
-    assert len(store.lease("b.test", 10, now=0, lease_seconds=5)) == 4
-    assert store.lease("nowhere.test", 10, now=0, lease_seconds=5) == []
+    assert len(lease(store, "b.test", 10, now=0, lease_seconds=5)) == 4
+    assert lease(store, "nowhere.test", 10, now=0, lease_seconds=5) == []
     c = store.counts()
     assert (c.queued, c.leased, c.hosts_queued) == (0, 5, 0)
 
@@ -98,7 +100,7 @@ def test_ready_hosts_ordered_by_ready_time_with_exclude_and_limit(store: Frontie
 def test_next_ready_time_none_when_nothing_queued(store: FrontierStore) -> None:
     assert store.next_ready_time() is None
     store.add([entry("http://a.test/")], now=0)
-    store.lease("a.test", 1, now=0, lease_seconds=5)
+    lease(store, "a.test", 1, now=0, lease_seconds=5)
     assert store.next_ready_time() is None
     assert store.ready_hosts(now=1e12, limit=10) == []
 
@@ -114,14 +116,14 @@ def test_set_host_ready_at_moves_host_both_ways(store: FrontierStore) -> None:
 
 def test_retry_requeues_with_not_before_and_attempts(store: FrontierStore) -> None:
     store.add([entry("http://a.test/r"), entry("http://a.test/s", 9)], now=0)
-    r, s = store.lease("a.test", 2, now=0, lease_seconds=60)
+    r, s = lease(store, "a.test", 2, now=0, lease_seconds=60)
     store.complete([Completion(r.id, Settle.RETRY, not_before=100)], [], now=1)
     store.complete([Completion(s.id, Settle.DONE)], [], now=1)
     assert store.ready_hosts(now=99, limit=5) == []
     assert store.next_ready_time() == 100
-    assert store.lease("a.test", 5, now=99, lease_seconds=60) == []
+    assert lease(store, "a.test", 5, now=99, lease_seconds=60) == []
     assert store.ready_hosts(now=100, limit=5) == [("a.test", 100)]
-    (again,) = store.lease("a.test", 5, now=100, lease_seconds=60)
+    (again,) = lease(store, "a.test", 5, now=100, lease_seconds=60)
     assert (again.id, again.url, again.attempts) == (r.id, r.url, 1)
 
 
@@ -131,7 +133,7 @@ def test_host_ready_time_is_max_of_ready_at_and_not_before(store: FrontierStore)
     assert store.next_ready_time() == 40
     store.set_host_ready_at("a.test", 50)
     assert store.next_ready_time() == 50
-    (first,) = store.lease("a.test", 5, now=60, lease_seconds=5)
+    (first,) = lease(store, "a.test", 5, now=60, lease_seconds=5)
     assert first.url == "http://a.test/1"
     assert store.next_ready_time() == 70
 
@@ -141,7 +143,7 @@ def test_host_ready_time_is_max_of_ready_at_and_not_before(store: FrontierStore)
 
 def test_complete_settle_kinds_and_idempotence(store: FrontierStore) -> None:
     store.add([entry(u) for u in urls("a.test", 3)], now=0)
-    a, b, c = store.lease("a.test", 3, now=0, lease_seconds=60)
+    a, b, c = lease(store, "a.test", 3, now=0, lease_seconds=60)
     done = [Completion(a.id, Settle.DONE), Completion(b.id, Settle.FAILED)]
     res = store.complete(done, [entry("http://b.test/new"), entry(a.url)], now=1)
     assert (res.added, res.duplicates) == (1, 1)
@@ -149,7 +151,7 @@ def test_complete_settle_kinds_and_idempotence(store: FrontierStore) -> None:
     assert (counts.done, counts.failed, counts.leased, counts.queued) == (1, 1, 1, 1)
     # settling again, settling unknown ids and settling a QUEUED URL change nothing
     store.complete([*done, Completion(a.id, Settle.RETRY), Completion(99_999, Settle.DONE)], [], 2)
-    (queued,) = store.lease("b.test", 1, now=2, lease_seconds=60)
+    (queued,) = lease(store, "b.test", 1, now=2, lease_seconds=60)
     store.complete([Completion(queued.id, Settle.RETRY)], [], now=3)
     store.complete([Completion(queued.id, Settle.DONE)], [], now=3)
     counts = store.counts()
@@ -175,7 +177,7 @@ def test_host_budget_keeps_exactly_the_best_priorities(open_store: OpenStore) ->
         evicted += res.evicted
         shed += res.shed["host-budget"]
         assert res.shed["frontier-full"] == 0
-    leased = store.lease("big.test", 10 * budget, now=0, lease_seconds=60)
+    leased = lease(store, "big.test", 10 * budget, now=0, lease_seconds=60)
     assert sorted(u.priority for u in leased) == sorted(p for _, p in offered)[:budget]
     assert added - evicted == budget
     assert evicted > 0
@@ -189,7 +191,7 @@ def test_host_budget_keeps_exactly_the_best_priorities(open_store: OpenStore) ->
 def test_host_budget_counts_fetched_urls_and_never_evicts_them(open_store: OpenStore) -> None:
     store = open_store(FrontierLimits(host_budget=3, bloom_capacity=1000))
     store.add([entry(u, 5) for u in urls("a.test", 3)], now=0)
-    for u in store.lease("a.test", 3, now=0, lease_seconds=60):
+    for u in lease(store, "a.test", 3, now=0, lease_seconds=60):
         store.complete([Completion(u.id, Settle.DONE)], [], now=1)
     res = store.add([entry("http://a.test/better", 0), entry("http://b.test/other", 9)], now=2)
     assert (res.added, res.evicted, res.shed["host-budget"]) == (1, 0, 1)
@@ -206,7 +208,7 @@ def test_max_queued_sheds_lowest_priority_globally(open_store: OpenStore) -> Non
     assert second.evicted > 0
     kept = []
     for h in range(5):
-        kept += [u.priority for u in store.lease(f"h{h}.test", 100, now=0, lease_seconds=9)]
+        kept += [u.priority for u in lease(store, f"h{h}.test", 100, now=0, lease_seconds=9)]
     assert sorted(kept) == sorted(p for _, p in offered)[:10]
     c = store.counts()
     assert (c.seen, c.shed["frontier-full"], c.shed["host-budget"]) == (25, 15, 0)
@@ -217,12 +219,12 @@ def test_max_queued_sheds_lowest_priority_globally(open_store: OpenStore) -> Non
 
 def test_reclaim_expired_is_bounded_and_keeps_attempts(store: FrontierStore) -> None:
     store.add([entry(u) for u in urls("a.test", 5)], now=0)
-    leased = store.lease("a.test", 5, now=0, lease_seconds=10)
+    leased = lease(store, "a.test", 5, now=0, lease_seconds=10)
     assert store.reclaim_expired(now=10) == 0  # expires at 10: not yet expired
     assert store.reclaim_expired(now=11, limit=3) == 3
     assert store.counts().queued == 3
     assert store.reclaim_expired(now=11, limit=3) == 2
-    again = store.lease("a.test", 10, now=12, lease_seconds=10)
+    again = lease(store, "a.test", 10, now=12, lease_seconds=10)
     assert sorted(u.id for u in again) == sorted(u.id for u in leased)
     assert all(u.attempts == 0 for u in again)
     # a reclaimed lease can no longer be settled by its old holder: it is leased again
@@ -230,19 +232,19 @@ def test_reclaim_expired_is_bounded_and_keeps_attempts(store: FrontierStore) -> 
     assert (c.queued, c.leased) == (0, 5)
 
 
-def test_release_all_leases(store: FrontierStore) -> None:
+def test_release_own_leases(store: FrontierStore) -> None:
     store.add([entry(u) for u in urls("a.test", 3) + urls("b.test", 2)], now=0)
-    store.lease("a.test", 2, now=0, lease_seconds=1000)
-    store.lease("b.test", 2, now=0, lease_seconds=1000)
-    assert store.release_all_leases() == 4
+    lease(store, "a.test", 2, now=0, lease_seconds=1000)
+    lease(store, "b.test", 2, now=0, lease_seconds=1000)
+    assert store.release_own_leases() == 4
     c = store.counts()
     assert (c.queued, c.leased, c.hosts_queued) == (5, 0, 2)
-    assert store.release_all_leases() == 0
+    assert store.release_own_leases() == 0
 
 
 def test_drop_host_fails_queued_urls_only(store: FrontierStore) -> None:
     store.add([entry(u) for u in urls("a.test", 4) + urls("b.test", 1)], now=0)
-    (inflight,) = store.lease("a.test", 1, now=0, lease_seconds=60)
+    (inflight,) = lease(store, "a.test", 1, now=0, lease_seconds=60)
     assert store.drop_host("a.test", "opt-out") == 3
     assert store.drop_host("a.test", "opt-out") == 0
     assert store.drop_host("unknown.test", "opt-out") == 0
@@ -253,6 +255,145 @@ def test_drop_host_fails_queued_urls_only(store: FrontierStore) -> None:
     assert store.counts().done == 1
 
 
+# -- batch leasing -------------------------------------------------------------------
+
+
+def test_lease_many_takes_several_hosts_in_one_call(store: FrontierStore) -> None:
+    store.add([entry(u, i) for i, u in enumerate(urls("a.test", 3))], now=0)
+    store.add([entry(u) for u in urls("b.test", 2)], now=0)
+    store.add([entry("http://c.test/late", not_before=50)], now=0)
+    got = store.lease_many(
+        [("b.test", 5), ("a.test", 2), ("c.test", 1), ("nowhere.test", 3), ("a.test", 0)],
+        now=10,
+        lease_seconds=20,
+    )
+    assert [u.url for u in got] == [*urls("b.test", 2), *urls("a.test", 2)]
+    assert all(u.lease_expires == 30 for u in got)
+    c = store.counts()
+    assert (c.queued, c.leased, c.hosts_queued) == (2, 4, 2)
+    assert store.lease_many([], now=10, lease_seconds=20) == []
+    (last,) = store.lease_many([("a.test", 9)], now=10, lease_seconds=20)
+    assert last.url == "http://a.test/p2"
+
+
+# -- nodes and leases ----------------------------------------------------------------
+
+
+def test_store_knows_its_node(open_store: OpenStore) -> None:
+    assert open_store(node_id="n-17").node_id == "n-17"
+
+
+def test_release_own_leases_leaves_other_nodes_leases(open_store: OpenStore) -> None:
+    a = open_store(node_id="node-a")
+    a.add([entry(u) for u in urls("a.test", 3) + urls("b.test", 2)], now=0)
+    a_leased = lease(a, "a.test", 3, now=0, lease_seconds=100)
+    a.close()
+    b = open_store(node_id="node-b")
+    lease(b, "b.test", 2, now=0, lease_seconds=100)
+    assert b.release_own_leases() == 2
+    c = b.counts()
+    assert (c.queued, c.leased) == (2, 3)
+    assert b.release_own_leases() == 0
+    # node a died: its leases come back only when they expire, through any node's sweep
+    assert b.reclaim_expired(now=100) == 0
+    assert b.reclaim_expired(now=101) == 3
+    again = lease(b, "a.test", 5, now=101, lease_seconds=100)
+    assert sorted(u.id for u in again) == sorted(u.id for u in a_leased)
+    b.close()
+    a = open_store(node_id="node-a")
+    assert a.release_own_leases() == 0  # what it held was reclaimed and leased by b
+    assert a.counts().leased == 3
+
+
+# -- payload digests and host state (shared by the nodes of a crawl) -----------------
+
+
+def test_payloads_first_writer_wins_and_are_shared(open_store: OpenStore) -> None:
+    a = open_store(node_id="node-a")
+    assert a.find_payloads(["sha1:X"]) == {}
+    a.put_payloads([("sha1:X", "http://a.test/1", "2026-01-01T00:00:00Z")])
+    a.put_payloads(
+        [
+            ("sha1:X", "http://a.test/2", "2026-01-02T00:00:00Z"),
+            ("sha1:Y", "http://a.test/3", "2026-01-03T00:00:00Z"),
+            ("sha1:Y", "http://a.test/4", "2026-01-04T00:00:00Z"),
+        ]
+    )
+    a.put_payloads([])
+    want = {
+        "sha1:X": ("http://a.test/1", "2026-01-01T00:00:00Z"),
+        "sha1:Y": ("http://a.test/3", "2026-01-03T00:00:00Z"),
+    }
+    assert a.find_payloads(["sha1:X", "sha1:Z", "sha1:Y", "sha1:X"]) == want
+    assert a.find_payloads([]) == {}
+    a.close()
+    b = open_store(node_id="node-b")
+    assert b.find_payloads(["sha1:Y", "sha1:X"]) == want
+    many = [(f"sha1:{i}", f"http://m.test/{i}", "2026-01-05T00:00:00Z") for i in range(2000)]
+    b.put_payloads(many)
+    assert len(b.find_payloads([d for d, _, _ in many])) == 2000
+
+
+def test_host_states_are_replaced_and_shared(open_store: OpenStore) -> None:
+    a = open_store(node_id="node-a")
+    assert a.get_host_states(["a.test"]) == {}
+    a.put_host_states([("a.test", '{"v": 1}'), ("b.test", "x")])
+    a.put_host_states([("a.test", '{"v": 2}')])
+    a.put_host_states([])
+    assert a.get_host_states(["a.test", "b.test", "c.test"]) == {
+        "a.test": '{"v": 2}',
+        "b.test": "x",
+    }
+    a.close()
+    b = open_store(node_id="node-b")
+    assert b.get_host_states(["b.test", "a.test"]) == {"a.test": '{"v": 2}', "b.test": "x"}
+    assert b.get_host_states([]) == {}
+
+
+# -- recrawl -------------------------------------------------------------------------
+
+
+def test_done_with_revisit_at_queues_the_url_again(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/r")], now=0)
+    (first,) = lease(store, "a.test", 1, now=0, lease_seconds=60)
+    assert (first.validators, first.fetches) == (None, 0)
+    store.complete([Completion(first.id, Settle.RETRY, not_before=5)], [], now=1)
+    (retry,) = lease(store, "a.test", 1, now=5, lease_seconds=60)
+    assert (retry.attempts, retry.fetches) == (1, 0)
+    done = Completion(retry.id, Settle.DONE, revisit_at=500, validators='{"etag": "e1"}')
+    store.complete([done], [], now=6)
+    c = store.counts()
+    assert (c.queued, c.leased, c.done) == (1, 0, 0)
+    assert store.next_ready_time() == 500
+    assert lease(store, "a.test", 1, now=499, lease_seconds=60) == []
+    (again,) = lease(store, "a.test", 1, now=500, lease_seconds=60)
+    assert (again.id, again.attempts, again.fetches) == (first.id, 0, 1)
+    assert again.validators == '{"etag": "e1"}'
+    # validators None keeps what was stored; a plain DONE ends the URL
+    store.complete([Completion(again.id, Settle.DONE, revisit_at=900)], [], now=501)
+    (third,) = lease(store, "a.test", 1, now=900, lease_seconds=60)
+    assert (third.fetches, third.validators) == (2, '{"etag": "e1"}')
+    store.complete([Completion(third.id, Settle.DONE, validators="v3")], [], now=901)
+    c = store.counts()
+    assert (c.queued, c.leased, c.done) == (0, 0, 1)
+    assert store.next_ready_time() is None
+    assert store.add([entry("http://a.test/r")], now=902).duplicates == 1
+
+
+def test_failed_and_requeue_keep_the_fetch_count(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/x")], now=0)
+    (u,) = lease(store, "a.test", 1, now=0, lease_seconds=60)
+    store.complete([Completion(u.id, Settle.DONE, revisit_at=10, validators="v")], [], now=1)
+    (u,) = lease(store, "a.test", 1, now=10, lease_seconds=60)
+    store.complete([Completion(u.id, Settle.REQUEUE, not_before=20)], [], now=11)
+    (u,) = lease(store, "a.test", 1, now=20, lease_seconds=60)
+    assert (u.fetches, u.attempts, u.validators) == (1, 0, "v")
+    assert lease(store, "a.test", 1, now=20, lease_seconds=60) == []
+    store.complete([Completion(u.id, Settle.FAILED, revisit_at=30)], [], now=21)
+    c = store.counts()
+    assert (c.queued, c.failed, c.done) == (0, 1, 0)
+
+
 # -- persistence ---------------------------------------------------------------------
 
 
@@ -261,7 +402,7 @@ def test_state_survives_close_and_reopen(open_store: OpenStore) -> None:
     store = open_store(limits)
     store.add([entry(u, i) for i, u in enumerate(urls("a.test", 4))], now=0)  # 2 shed
     store.add([entry(u) for u in urls("b.test", 2)], now=0)
-    (leased,) = store.lease("b.test", 1, now=0, lease_seconds=60)
+    (leased,) = lease(store, "b.test", 1, now=0, lease_seconds=60)
     store.set_host_ready_at("a.test", 77)
     store.set_meta("seeds", "loaded")
     store.set_meta("seeds", "done")
@@ -271,12 +412,12 @@ def test_state_survives_close_and_reopen(open_store: OpenStore) -> None:
     assert store.counts() == before
     assert store.get_meta("seeds") == "done"
     assert store.get_meta("missing") is None
-    assert store.release_all_leases() == 1
+    assert store.release_own_leases() == 1
     assert store.ready_hosts(now=10, limit=5) == [("b.test", 0)]
     assert store.next_ready_time(exclude={"b.test"}) == 77
     res = store.add([entry(u) for u in urls("a.test", 4) + urls("b.test", 2)], now=1)
     assert (res.added, res.duplicates) == (0, 6)
-    got = store.lease("b.test", 5, now=1, lease_seconds=60)
+    got = lease(store, "b.test", 5, now=1, lease_seconds=60)
     assert leased.id in {u.id for u in got}
     assert store.counts().shed == {"host-budget": 2, "frontier-full": 0}
 
@@ -292,11 +433,11 @@ def test_saturated_bloom_never_drops_a_new_url(open_store: OpenStore) -> None:
 
 
 def test_sqlite_refuses_another_schema_version(tmp_path: Path) -> None:
-    store = SqliteFrontier(tmp_path / "f.db", TEST_LIMITS)
+    store = SqliteFrontier(tmp_path / "f.db", TEST_LIMITS, node_id=NODE)
     store.set_meta("frontier_schema", "999")
     store.close()
     with pytest.raises(StoreError, match="schema 999"):
-        SqliteFrontier(tmp_path / "f.db", TEST_LIMITS)
+        SqliteFrontier(tmp_path / "f.db", TEST_LIMITS, node_id=NODE)
     with pytest.raises(StoreError, match="closed"):
         store.counts()
 

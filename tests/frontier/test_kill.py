@@ -23,13 +23,13 @@ from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import FrontierLimits
 from tests.frontier.conftest import entry
 
-store = SqliteFrontier(Path(sys.argv[1]), FrontierLimits(bloom_capacity=100_000))
+store = SqliteFrontier(Path(sys.argv[1]), FrontierLimits(bloom_capacity=100_000), node_id="n")
 batch = 0
 while True:
     store.add([entry(f"http://h{{i % 37}}.test/{{batch}}/{{i}}", i % 5)
                for i in range({BATCH})], now=batch)
     if batch % 3 == 2:
-        (u, *_) = store.lease("h1.test", 2, now=batch, lease_seconds=5)
+        (u, *_) = store.lease_many([("h1.test", 2)], now=batch, lease_seconds=5)
     batch += 1
     sys.stdout.write(f"{{batch}}\\n")
     sys.stdout.flush()
@@ -68,7 +68,7 @@ def test_sigkill_mid_write_loses_no_returned_batch(tmp_path: Path) -> None:
         seen = raw.execute("SELECT count(*) FROM seen").fetchone()[0]
         host_queued = raw.execute("SELECT coalesce(sum(queued), 0) FROM hosts").fetchone()[0]
         admitted = raw.execute("SELECT coalesce(sum(admitted), 0) FROM hosts").fetchone()[0]
-    store = SqliteFrontier(db, FrontierLimits(bloom_capacity=100_000))
+    store = SqliteFrontier(db, FrontierLimits(bloom_capacity=100_000), node_id="n")
     try:
         c = store.counts()
         assert (c.queued, c.leased) == (by_state.get(0, 0), by_state.get(1, 0))
@@ -81,7 +81,7 @@ def test_sigkill_mid_write_loses_no_returned_batch(tmp_path: Path) -> None:
         ]
         res = store.add(offered, now=1e6)
         assert (res.added, res.duplicates) == (0, len(offered))
-        assert store.release_all_leases() == c.leased
+        assert store.release_own_leases() == c.leased
         assert store.counts().queued == c.queued + c.leased
     finally:
         store.close()

@@ -57,7 +57,7 @@ def discover(small: int, large: int, hold: bool) -> dict[str, float]:
     kept: set[str] = set()
     peaks: list[float] = []
     with TemporaryDirectory() as tmp:
-        frontier = SqliteFrontier(Path(tmp) / "f.db", LIMITS, cache_size_kib=CACHE_KIB)
+        frontier = SqliteFrontier(Path(tmp) / "f.db", LIMITS, node_id="n", cache_size_kib=CACHE_KIB)
         now = 1_000.0
         res = frontier.add(admission.admit(seeds, 0, None), now)
         found, next_id = res.added, len(seeds)
@@ -67,7 +67,7 @@ def discover(small: int, large: int, hold: bool) -> dict[str, float]:
                 entries: list[UrlEntry] = []
                 for host, _ in frontier.ready_hosts(now, PAGES):
                     k = int(host[1 : host.index(".")])
-                    for lease in frontier.lease(host, 1, now, 60.0):
+                    for lease in frontier.lease_many([(host, 1)], now, 60.0):
                         completions.append(Completion(lease.id, Settle.DONE))
                         links = [_url(k, next_id + j) for j in range(40)]
                         links += [

@@ -20,7 +20,7 @@ async def _noop(*_: Any) -> None:
 
 def _scheduler(tmp_path: Path, ceilings: dict[str, int]) -> Scheduler:
     return Scheduler(
-        SqliteFrontier(tmp_path / "f.sqlite3"),
+        SqliteFrontier(tmp_path / "f.sqlite3", node_id="n"),
         ThreadWorker("test"),
         limits=HostLimitParams(min_gap=1.0, ceiling=1),
         robots=RobotsCache(),

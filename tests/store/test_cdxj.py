@@ -18,8 +18,9 @@ def crawl(directory: Path, results: list[FetchResult], index: Path) -> list[Writ
     w = WarcWriter(directory, max_file_size=3000)
     idx = CdxjWriter(index)
     written = []
+    payloads: dict[str, tuple[str, str]] = {}
     for r in results:
-        rec = w.write_exchange(r)
+        rec = w.write_exchange(r, payloads)
         idx.append(r, rec)
         written.append(rec)
     w.close()
@@ -103,8 +104,10 @@ def test_revisit_across_restart_refers_to_the_exact_original_date(tmp_path: Path
     orig_date = read_records(tmp_path / orig.filename)[1]["headers"].get_header("WARC-Date")
 
     # restart: a new writer seeded from the index on disk
-    w = WarcWriter(tmp_path, known_digests=load_digests(index))
-    rec = w.write_exchange(fetch_result(url="http://example.com/again", started_at=T0 + 99))
+    w = WarcWriter(tmp_path)
+    rec = w.write_exchange(
+        fetch_result(url="http://example.com/again", started_at=T0 + 99), load_digests(index)
+    )
     w.close()
     assert rec.revisit and rec.filename != orig.filename
     h = read_records(tmp_path / rec.filename)[1]["headers"]

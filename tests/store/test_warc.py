@@ -34,8 +34,9 @@ NAME_RX = re.compile(r"^headway-\d{14}-(\d{5})\.warc\.gz$")
 def write(
     tmp_path: Path, *results: FetchResult, **kwargs: Any
 ) -> tuple[WarcWriter, list[WrittenRecord]]:
+    payloads = kwargs.pop("payloads", {})
     w = WarcWriter(tmp_path, **kwargs)
-    written = [w.write_exchange(r) for r in results]
+    written = [w.write_exchange(r, payloads) for r in results]
     w.close()
     return w, written
 
@@ -170,10 +171,10 @@ def test_duplicate_payload_becomes_revisit(tmp_path: Path) -> None:
     assert w.statistics().revisits == 1
 
 
-def test_known_digests_give_revisits_after_restart(tmp_path: Path) -> None:
+def test_known_payloads_give_revisits_after_restart(tmp_path: Path) -> None:
     digest = payload_digest(HTML)
     known = {digest: ("http://example.com/orig", "2020-01-02T03:04:05Z")}
-    _, [rec] = write(tmp_path, fetch_result(), known_digests=known)
+    _, [rec] = write(tmp_path, fetch_result(), payloads=known)
     assert rec.revisit
     h = read_records(only_file(tmp_path))[1]["headers"]
     assert h.get_header("WARC-Refers-To-Target-URI") == "http://example.com/orig"

@@ -9,7 +9,7 @@ corrupt the file). Used from one worker thread (``check_same_thread=False`` beca
 may be created on another). Memory is bounded: the SQLite page cache plus the Bloom
 bitmap; nothing per URL is kept in Python.
 
-Schema (version 1):
+Schema (version 2; a version-1 file is upgraded in place when opened):
 
 - ``seen(fp INTEGER PRIMARY KEY)``: every admitted fingerprint, shed ones included.
 - ``hosts(id, host UNIQUE, admitted, queued, ready_at, min_not_before, next_ready)``:
@@ -18,12 +18,16 @@ Schema (version 1):
   ``next_ready = max(ready_at, min_not_before)``; all maintained incrementally.
   Index ``(next_ready, host) WHERE queued > 0`` serves ``ready_hosts``.
 - ``urls(id, fp, url, host_id, depth, priority, via, attempts, state, not_before,
-  lease_expires)`` with partial indexes: ``(host_id, priority, id)`` and
-  ``(host_id, not_before)`` on queued rows (leasing, host budget, host ready time),
-  ``(priority, id)`` on queued rows (global shedding), ``(lease_expires)`` on leased rows.
+  lease_expires, owner, validators, fetches)`` (``owner``: node id of a lease;
+  ``validators``/``fetches``: recrawl state of the last DONE) with partial indexes:
+  ``(host_id, priority, id)`` and ``(host_id, not_before)`` on queued rows (leasing,
+  host budget, host ready time), ``(priority, id)`` on queued rows (global shedding),
+  ``(lease_expires)`` on leased rows.
   Shed URLs have no row; an evicted URL's row is deleted (its fp stays in ``seen``).
 - ``totals(name, value)``: queued/leased/done/failed/seen counters; ``shed(reason,
   count)``; ``meta(key, value)``.
+- ``payloads(digest, uri, date)``: first capture of each payload digest (revisits).
+- ``host_state(host, value)``: opaque per-host state strings of the node.
 
 The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open
 (about 5 us per fingerprint in pure Python: 5.5 s for 1M on the benchmark machine)
@@ -47,10 +51,12 @@ from headway.frontier.sqlite_rows import (
     FAILED,
     HOST_COLS,
     LEASED,
+    MIGRATE_1_TO_2,
     QUEUED,
     SCHEMA,
     SCHEMA_VERSION,
     TOTALS,
+    UPGRADABLE,
     HostRow,
     Tx,
     by_priority,
@@ -75,11 +81,21 @@ DEFAULT_LIMITS = FrontierLimits()
 
 
 class SqliteFrontier:
-    """``FrontierStore`` on one SQLite file (WAL, synchronous=NORMAL)."""
+    """``FrontierStore`` on one SQLite file (WAL, synchronous=NORMAL), for node
+    ``node_id``. One instance per file at a time (the crawl directory's lock sees to it):
+    counters are mirrored in memory."""
 
     def __init__(
-        self, path: Path, limits: FrontierLimits = DEFAULT_LIMITS, *, cache_size_kib: int = 64_000
+        self,
+        path: Path,
+        limits: FrontierLimits = DEFAULT_LIMITS,
+        *,
+        node_id: str,
+        cache_size_kib: int = 64_000,
     ) -> None:
+        if not node_id:
+            raise ValueError("node_id must not be empty")
+        self._node_id = node_id
         self._limits = limits
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -97,6 +113,9 @@ class SqliteFrontier:
         self._totals: dict[str, int] = dict.fromkeys(TOTALS, 0)
         self._shed: dict[str, int] = dict.fromkeys(SHED_REASONS, 0)
         version = self.get_meta("frontier_schema")
+        if version in UPGRADABLE:
+            self._upgrade(path, version)
+            version = self.get_meta("frontier_schema")
         if version != SCHEMA_VERSION:
             self.close()
             raise StoreError(f"{path}: frontier schema {version}, expected {SCHEMA_VERSION}")
@@ -118,6 +137,16 @@ class SqliteFrontier:
             how,
             time.perf_counter() - started,
         )
+
+    @property
+    def node_id(self) -> str:
+        return self._node_id
+
+    def _upgrade(self, path: Path, version: str | None) -> None:
+        with self._tx() as tx:
+            for sql in MIGRATE_1_TO_2:
+                tx.conn.execute(sql, {"node": self._node_id} if ":node" in sql else {})
+        log.info("frontier %s upgraded from schema %s to %s", path, version, SCHEMA_VERSION)
 
     # -- transactions and host rows ----------------------------------------------------
 
@@ -308,11 +337,20 @@ class SqliteFrontier:
                 for url_id, host_id in rows:
                     c = wanted[url_id]
                     tx.totals["leased"] -= 1
-                    if c.settle is Settle.RETRY or c.settle is Settle.REQUEUE:
+                    if c.settle is Settle.DONE and c.revisit_at is not None:
+                        tx.conn.execute(
+                            f"UPDATE urls SET state = {QUEUED}, attempts = 0, not_before = ?,"
+                            " lease_expires = NULL, owner = NULL, fetches = fetches + 1,"
+                            " validators = coalesce(?, validators) WHERE id = ?",
+                            (c.revisit_at, c.validators, url_id),
+                        )
+                        self._host_id(tx, host_id).push(c.revisit_at)
+                        tx.totals["queued"] += 1
+                    elif c.settle is Settle.RETRY or c.settle is Settle.REQUEUE:
                         bump = 1 if c.settle is Settle.RETRY else 0
                         tx.conn.execute(
                             f"UPDATE urls SET state = {QUEUED}, attempts = attempts + ?,"
-                            " not_before = ?, lease_expires = NULL WHERE id = ?",
+                            " not_before = ?, lease_expires = NULL, owner = NULL WHERE id = ?",
                             (bump, c.not_before, url_id),
                         )
                         self._host_id(tx, host_id).push(c.not_before)
@@ -320,8 +358,10 @@ class SqliteFrontier:
                     else:
                         final = DONE if c.settle is Settle.DONE else FAILED
                         tx.conn.execute(
-                            "UPDATE urls SET state = ?, lease_expires = NULL WHERE id = ?",
-                            (final, url_id),
+                            "UPDATE urls SET state = ?, lease_expires = NULL, owner = NULL,"
+                            " fetches = fetches + ?, validators = coalesce(?, validators)"
+                            " WHERE id = ?",
+                            (final, int(final == DONE), c.validators, url_id),
                         )
                         tx.totals["done" if final == DONE else "failed"] += 1
             return self._admit(tx, discovered)
@@ -357,32 +397,39 @@ class SqliteFrontier:
             self._hosts_named(tx, (host,), create=True)
             tx.by_name[host].ready_at = ready_at
 
-    def lease(self, host: str, n: int, now: float, lease_seconds: float) -> list[LeasedUrl]:
+    def lease_many(
+        self, wants: Sequence[tuple[str, int]], now: float, lease_seconds: float
+    ) -> list[LeasedUrl]:
+        out: list[LeasedUrl] = []
         with self._tx() as tx:
-            self._hosts_named(tx, (host,), create=False)
-            h = tx.by_name.get(host)
-            if h is None or h.queued <= 0 or n <= 0:
-                return []
-            rows = tx.conn.execute(
-                "SELECT id, url, depth, priority, fp, via, attempts FROM urls"
-                # pinned: the planner would otherwise sort the host's whole queue
-                " INDEXED BY urls_host_queue"
-                f" WHERE host_id = ? AND state = {QUEUED} AND not_before <= ?"
-                " ORDER BY priority, id LIMIT ?",
-                (h.id, now, n),
-            ).fetchall()
+            self._hosts_named(tx, {h for h, _ in wants}, create=False)
             expires = now + lease_seconds
-            tx.conn.executemany(
-                f"UPDATE urls SET state = {LEASED}, lease_expires = ? WHERE id = ?",
-                [(expires, r[0]) for r in rows],
-            )
-            if rows:
+            for host, n in wants:
+                h = tx.by_name.get(host)
+                if h is None or h.queued <= 0 or n <= 0:
+                    continue
+                rows = tx.conn.execute(
+                    "SELECT id, url, depth, priority, fp, via, attempts, validators, fetches"
+                    # pinned: the planner would otherwise sort the host's whole queue
+                    " FROM urls INDEXED BY urls_host_queue"
+                    f" WHERE host_id = ? AND state = {QUEUED} AND not_before <= ?"
+                    " ORDER BY priority, id LIMIT ?",
+                    (h.id, now, min(n, h.queued)),
+                ).fetchall()
+                if not rows:
+                    continue
+                tx.conn.executemany(
+                    f"UPDATE urls SET state = {LEASED}, lease_expires = ?, owner = ? WHERE id = ?",
+                    [(expires, self._node_id, r[0]) for r in rows],
+                )
                 h.pop(len(rows))
                 tx.totals["queued"] -= len(rows)
                 tx.totals["leased"] += len(rows)
-            return [
-                LeasedUrl(r[0], r[1], host, r[2], r[3], r[4], r[5], r[6], expires) for r in rows
-            ]
+                out.extend(
+                    LeasedUrl(r[0], r[1], host, r[2], r[3], r[4], r[5], r[6], expires, r[7], r[8])
+                    for r in rows
+                )
+        return out
 
     def drop_host(self, host: str, reason: str) -> int:
         with self._tx() as tx:
@@ -411,23 +458,61 @@ class SqliteFrontier:
             self._requeue(tx, rows)
             return len(rows)
 
-    def release_all_leases(self) -> int:
+    def release_own_leases(self) -> int:
         with self._tx() as tx:
             rows = tx.conn.execute(
-                f"SELECT id, host_id, not_before FROM urls WHERE state = {LEASED}"
+                f"SELECT id, host_id, not_before FROM urls WHERE state = {LEASED} AND owner = ?",
+                (self._node_id,),
             ).fetchall()
             self._requeue(tx, rows)
             return len(rows)
 
     def _requeue(self, tx: Tx, rows: list[tuple[int, int, float]]) -> None:
         tx.conn.executemany(
-            f"UPDATE urls SET state = {QUEUED}, lease_expires = NULL WHERE id = ?",
+            f"UPDATE urls SET state = {QUEUED}, lease_expires = NULL, owner = NULL WHERE id = ?",
             [(r[0],) for r in rows],
         )
         for _, host_id, not_before in rows:
             self._host_id(tx, host_id).push(not_before)
         tx.totals["leased"] -= len(rows)
         tx.totals["queued"] += len(rows)
+
+    def find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        wanted = list(dict.fromkeys(digests))
+        for part in chunks(wanted):
+            marks = ",".join("?" * len(part))
+            for digest, uri, date in self._read(
+                f"SELECT digest, uri, date FROM payloads WHERE digest IN ({marks})", part
+            ):
+                found[digest] = (uri, date)
+        return found
+
+    def put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
+        if not items:
+            return
+        with self._tx() as tx:
+            tx.conn.executemany(
+                "INSERT OR IGNORE INTO payloads(digest, uri, date) VALUES (?, ?, ?)", items
+            )
+
+    def get_host_states(self, hosts: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for part in chunks(list(dict.fromkeys(hosts))):
+            marks = ",".join("?" * len(part))
+            for host, value in self._read(
+                f"SELECT host, value FROM host_state WHERE host IN ({marks})", part
+            ):
+                found[host] = value
+        return found
+
+    def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
+        if not items:
+            return
+        with self._tx() as tx:
+            tx.conn.executemany(
+                "INSERT OR REPLACE INTO host_state(host, value) VALUES (?, ?)", items
+            )
 
     def counts(self) -> FrontierCounts:
         (hosts_queued,) = self._read("SELECT count(*) FROM hosts WHERE queued > 0", ())[0]

@@ -9,7 +9,9 @@ from typing import Any
 
 from headway.frontier.store import SHED_REASONS, UrlEntry, UrlState
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+#: Schema versions this code upgrades in place (see ``MIGRATE_1_TO_2``).
+UPGRADABLE = ("1",)
 CHUNK = 900  # host parameters per IN (...) query, far below SQLite's limit
 TOTALS = ("queued", "leased", "done", "failed", "seen")
 QUEUED, LEASED, DONE, FAILED = (int(s) for s in UrlState)
@@ -24,7 +26,8 @@ CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_ready, host) WHERE queued >
 CREATE TABLE IF NOT EXISTS urls (
   id INTEGER PRIMARY KEY, fp INTEGER NOT NULL, url TEXT NOT NULL, host_id INTEGER NOT NULL,
   depth INTEGER NOT NULL, priority INTEGER NOT NULL, via TEXT, attempts INTEGER NOT NULL,
-  state INTEGER NOT NULL, not_before REAL NOT NULL, lease_expires REAL);
+  state INTEGER NOT NULL, not_before REAL NOT NULL, lease_expires REAL,
+  owner TEXT, validators TEXT, fetches INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS urls_host_queue ON urls(host_id, priority, id) WHERE state = {QUEUED};
 CREATE INDEX IF NOT EXISTS urls_host_wait ON urls(host_id, not_before) WHERE state = {QUEUED};
 CREATE INDEX IF NOT EXISTS urls_queue ON urls(priority, id) WHERE state = {QUEUED};
@@ -32,10 +35,25 @@ CREATE INDEX IF NOT EXISTS urls_leases ON urls(lease_expires) WHERE state = {LEA
 CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS shed (reason TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS payloads (
+  digest TEXT PRIMARY KEY, uri TEXT NOT NULL, date TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS host_state (host TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO totals VALUES {",".join(f"('{n}', 0)" for n in TOTALS)};
 INSERT OR IGNORE INTO shed VALUES {",".join(f"('{r}', 0)" for r in SHED_REASONS)};
 INSERT OR IGNORE INTO meta VALUES ('frontier_schema', '{SCHEMA_VERSION}');
 """
+
+
+#: Version 1 -> 2: leases get an owner (the leases of a version-1 file all belong to the
+#: node opening it: version 1 had one node per file), URLs get recrawl validators and a
+#: fetch count; the payloads and host_state tables are created by ``SCHEMA`` itself.
+MIGRATE_1_TO_2 = (
+    "ALTER TABLE urls ADD COLUMN owner TEXT",
+    "ALTER TABLE urls ADD COLUMN validators TEXT",
+    "ALTER TABLE urls ADD COLUMN fetches INTEGER NOT NULL DEFAULT 0",
+    f"UPDATE urls SET owner = :node WHERE state = {LEASED}",
+    "UPDATE meta SET value = '2' WHERE key = 'frontier_schema'",
+)
 
 
 def chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:

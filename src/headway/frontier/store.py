@@ -4,8 +4,15 @@ Contract shared by every backend (the contract suite in ``tests/frontier`` check
 
 - A URL is identified by its 64-bit signed fingerprint ``fp``. ``add`` admits a URL at
   most once per crawl: once seen, always seen, whether it was queued, fetched or shed.
+- Every backend instance is built for one ``node_id`` (stable per crawl directory / node).
+  A lease belongs to the node that took it.
 - Life of an admitted URL: QUEUED -> LEASED -> DONE | FAILED, or back to QUEUED on
-  RETRY, expired lease (``reclaim_expired``) or ``release_all_leases``.
+  RETRY / REQUEUE, on an expired lease (``reclaim_expired``, any node's), on
+  ``release_own_leases`` (this node's), or on DONE with ``revisit_at`` (a recrawl).
+- Scheduling scope: ``ready_hosts`` and ``next_ready_time`` list only hosts this node may
+  schedule (SQLite: every host; a shared backend: the hosts of the shards it holds).
+- Payload digests (``find_payloads``/``put_payloads``) and per-host state
+  (``get_host_states``/``put_host_states``) are shared by every node of a crawl.
 - A host holds at most ``FrontierLimits.host_budget`` URLs in any state; the whole
   frontier holds at most ``max_queued`` QUEUED URLs. Past either cap the lowest-priority
   (numerically highest) queued URLs are shed, counted by reason in ``SHED_REASONS``.
@@ -53,7 +60,9 @@ class UrlEntry:
 
 @dataclass(frozen=True, slots=True)
 class LeasedUrl:
-    """A URL handed to a fetcher until ``lease_expires``; settle it with ``Completion(id)``."""
+    """A URL handed to a fetcher until ``lease_expires``; settle it with ``Completion(id)``.
+    ``validators``: what the last DONE completion stored (None before); ``fetches``: how
+    many times the URL was settled DONE before this lease."""
 
     id: int
     url: str
@@ -64,6 +73,8 @@ class LeasedUrl:
     via: str | None
     attempts: int
     lease_expires: float
+    validators: str | None = None
+    fetches: int = 0
 
 
 class Settle(StrEnum):
@@ -80,11 +91,18 @@ class Settle(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Completion:
     """Settles one lease. For RETRY the URL is QUEUED again with attempts + 1, not
-    leasable before ``not_before``."""
+    leasable before ``not_before``; REQUEUE likewise with attempts unchanged.
+
+    DONE counts one more fetch of the URL and stores ``validators`` (an opaque string,
+    e.g. ETag, Last-Modified, payload digest and interval as JSON; None keeps what was
+    stored). With ``revisit_at`` set, DONE puts the URL back to QUEUED, not leasable
+    before ``revisit_at``, attempts reset to 0 (it counts as queued, not done)."""
 
     id: int
     settle: Settle
     not_before: float = 0.0
+    revisit_at: float | None = None
+    validators: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +140,13 @@ class FrontierLimits:
 
 
 class FrontierStore(Protocol):
-    """The durable frontier: seen filter, per-host queues, leases, budgets."""
+    """The durable frontier: seen filter, per-host queues, leases, budgets, shared payload
+    digests and per-host state. Built for one node (``node_id``)."""
+
+    @property
+    def node_id(self) -> str:
+        """The node this instance leases for."""
+        ...
 
     def add(self, entries: Sequence[UrlEntry], now: float) -> AddResult:
         """Admit new URLs: unseen ones are marked seen and queued unless shed.
@@ -139,21 +163,27 @@ class FrontierStore(Protocol):
     def ready_hosts(
         self, now: float, limit: int, exclude: Collection[str] = ()
     ) -> list[tuple[str, float]]:
-        """Up to ``limit`` (host, ready_time) with queued URLs and ready_time <= now,
-        soonest first; ready_time = max(host ready_at, earliest queued not_before)."""
+        """Up to ``limit`` (host, ready_time) this node may schedule, with queued URLs and
+        ready_time <= now, soonest first; ready_time = max(host ready_at, earliest queued
+        not_before)."""
         ...
 
     def next_ready_time(self, exclude: Collection[str] = ()) -> float | None:
-        """Earliest ready time of any host with queued URLs; None when nothing is queued."""
+        """Earliest ready time of any host this node may schedule with queued URLs; None
+        when there is none."""
         ...
 
     def set_host_ready_at(self, host: str, ready_at: float) -> None:
         """Persist the earliest time the host may be fetched again."""
         ...
 
-    def lease(self, host: str, n: int, now: float, lease_seconds: float) -> list[LeasedUrl]:
-        """Up to ``n`` queued URLs of ``host`` with not_before <= now, best priority then
-        oldest first; they are LEASED until now + lease_seconds."""
+    def lease_many(
+        self, wants: Sequence[tuple[str, int]], now: float, lease_seconds: float
+    ) -> list[LeasedUrl]:
+        """For each (host, n): up to ``n`` queued URLs of ``host`` with not_before <= now,
+        best priority then oldest first, LEASED to this node until now + lease_seconds.
+        One transaction (one round trip) for the whole batch; results grouped by host in
+        the order of ``wants``."""
         ...
 
     def drop_host(self, host: str, reason: str) -> int:
@@ -161,11 +191,31 @@ class FrontierStore(Protocol):
         ...
 
     def reclaim_expired(self, now: float, limit: int = 1000) -> int:
-        """Return at most ``limit`` leases that expired before ``now`` to the queue."""
+        """Return at most ``limit`` leases (of any node) that expired before ``now`` to
+        the queue, attempts unchanged; soonest expired first."""
         ...
 
-    def release_all_leases(self) -> int:
-        """Return every LEASED URL to the queue (start-up of a single node, shutdown)."""
+    def release_own_leases(self) -> int:
+        """Return every URL LEASED by this node to the queue (start-up recovery of this
+        node, clean shutdown); other nodes' leases are untouched."""
+        ...
+
+    def find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """Payload digest -> (target URI, WARC-Date) of the first capture, for the known
+        ones among ``digests``."""
+        ...
+
+    def put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
+        """Record (digest, target URI, WARC-Date) captures; the first writer of a digest
+        wins, later ones are ignored."""
+        ...
+
+    def get_host_states(self, hosts: Sequence[str]) -> dict[str, str]:
+        """The stored state string of each of ``hosts`` that has one."""
+        ...
+
+    def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
+        """Store (host, state) pairs, replacing earlier values. States are opaque."""
         ...
 
     def counts(self) -> FrontierCounts:

@@ -2,7 +2,7 @@
 
 Layout (format version ``CRAWL_FORMAT_VERSION``)::
 
-    <out>/headway.json        format version and the software that created it
+    <out>/headway.json        format version, the software that created it, the node id
     <out>/lock                held (flock) by the running node; a second node is refused
     <out>/frontier.sqlite3    the frontier (SQLite, WAL)
     <out>/frontier.sqlite3.bloom  its seen filter's bitmap, saved at a clean stop
@@ -10,21 +10,42 @@ Layout (format version ``CRAWL_FORMAT_VERSION``)::
     <out>/index.cdxj          CDXJ index of the WARC records
     <out>/crawl.log.jsonl     one JSON line per fetch
     <out>/metrics.jsonl       periodic pressure metrics
+
+The node id is made when the directory is created and never changes: the frontier's
+leases of this directory's node carry it. Format 1 (no node id; payload digests read
+from ``index.cdxj`` at every start) opens with ``upgrade_from == 1``: a node id is written
+at once, and the node moves the index's payload digests into the frontier backend and
+then calls ``finish_upgrade``. Until then the directory stays format 1, so an upgrade cut
+short by a crash is simply done again.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
+import re
+import secrets
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from headway import CRAWL_FORMAT_VERSION, __version__
+from headway import CRAWL_FORMAT_VERSION, UPGRADABLE_CRAWL_FORMATS, __version__
 from headway.errors import CrawlDirError
 
+log = logging.getLogger(__name__)
+
 MARKER = "headway.json"
+
+_NODE_ID_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def new_node_id() -> str:
+    """A fresh node id: the machine's short name and a random suffix, in ``[A-Za-z0-9._-]``."""
+    host = re.sub(r"[^A-Za-z0-9-]", "", socket.gethostname().split(".")[0])[:40] or "node"
+    return f"{host}-{secrets.token_hex(4)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +74,16 @@ class CrawlPaths:
 
 
 class CrawlDir:
-    """Opens (creating if new) and locks a crawl directory; refuses other formats."""
+    """Opens (creating if new) and locks a crawl directory; refuses other formats.
+    After ``open``: ``node_id``, ``resumed``, and ``upgrade_from`` (the old format of a
+    directory being upgraded, else None)."""
 
     def __init__(self, root: Path) -> None:
         self.paths = CrawlPaths(root)
         self._lock: IO[str] | None = None
         self.resumed = False
+        self.node_id = ""
+        self.upgrade_from: int | None = None
 
     def open(self) -> CrawlPaths:
         root = self.paths.root
@@ -77,18 +102,49 @@ class CrawlDir:
             raise CrawlDirError(f"cannot create {root}: {exc.strerror or exc}") from None
         self._take_lock()
         if marker.exists():
-            self._check_marker(marker)
+            info = self._check_marker(marker)
             self.resumed = True
+            node_id = info.get("node_id")
+            if node_id is None and self.upgrade_from is not None:
+                info["node_id"] = new_node_id()
+                self._write_marker(info)
+            elif not isinstance(node_id, str) or not _NODE_ID_RX.match(node_id):
+                raise CrawlDirError(
+                    f"{marker} holds no valid node_id; this directory cannot be resumed"
+                )
+            self.node_id = str(info["node_id"])
         else:
-            tmp = marker.with_suffix(".tmp")
-            tmp.write_text(
-                json.dumps({"format": CRAWL_FORMAT_VERSION, "software": f"headway/{__version__}"})
-                + "\n"
+            self.node_id = new_node_id()
+            self._write_marker(
+                {
+                    "format": CRAWL_FORMAT_VERSION,
+                    "software": f"headway/{__version__}",
+                    "node_id": self.node_id,
+                }
             )
-            os.replace(tmp, marker)
         return self.paths
 
-    def _check_marker(self, marker: Path) -> None:
+    def finish_upgrade(self) -> None:
+        """Record that the directory now has the current format (after the node moved
+        what the old format kept elsewhere)."""
+        if self.upgrade_from is None:
+            return
+        info = json.loads((self.paths.root / MARKER).read_text())
+        info["format"] = CRAWL_FORMAT_VERSION
+        info["upgraded_by"] = f"headway/{__version__}"
+        self._write_marker(info)
+        self.upgrade_from = None
+
+    def _write_marker(self, info: dict[str, object]) -> None:
+        marker = self.paths.root / MARKER
+        tmp = marker.with_suffix(".tmp")
+        with tmp.open("w") as fh:
+            fh.write(json.dumps(info) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, marker)
+
+    def _check_marker(self, marker: Path) -> dict[str, object]:
         try:
             info = json.loads(marker.read_text())
             fmt = info["format"]
@@ -96,12 +152,24 @@ class CrawlDir:
             raise CrawlDirError(
                 f"{marker} is unreadable; this directory cannot be resumed"
             ) from None
+        if not isinstance(info, dict):
+            raise CrawlDirError(f"{marker} is unreadable; this directory cannot be resumed")
+        if fmt in UPGRADABLE_CRAWL_FORMATS:
+            self.upgrade_from = fmt
+            log.info(
+                "%s has crawl format %s: upgrading it to %s",
+                self.paths.root,
+                fmt,
+                CRAWL_FORMAT_VERSION,
+            )
+            return info
         if fmt != CRAWL_FORMAT_VERSION:
             raise CrawlDirError(
                 f"{self.paths.root} was written by {info.get('software', 'another version')} "
                 f"(crawl format {fmt}); this headway {__version__} reads format "
                 f"{CRAWL_FORMAT_VERSION} only. Use a matching headway or a new --out."
             )
+        return info
 
     def _take_lock(self) -> None:
         fh = open(self.paths.root / "lock", "a+")  # noqa: SIM115 - held for the crawl's life

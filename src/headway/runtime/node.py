@@ -19,11 +19,13 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
 
 from headway.errors import CrawlDirError
 from headway.fetch.client import Fetcher
 from headway.frontier.sqlite import SqliteFrontier
-from headway.frontier.store import FrontierCounts, LeasedUrl
+from headway.frontier.store import FrontierCounts, FrontierStore, LeasedUrl
 from headway.parse.page import ParseTask, is_html
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
@@ -53,6 +55,7 @@ from headway.runtime.summary import (
 from headway.runtime.work import PageWork, SettleItem
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings, parse_host_limits
+from headway.store.cdxj import load_digests
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
 __all__ = ["CrawlSummary", "Node"]
@@ -138,27 +141,46 @@ class Node:
         crawldir = CrawlDir(self.settings.crawl.out)
         paths = crawldir.open()
         try:
-            return await self._run(paths, crawldir.resumed)
+            return await self._run(paths, crawldir)
         finally:
             crawldir.close()
 
-    async def _run(self, paths: CrawlPaths, resumed: bool) -> CrawlSummary:
+    async def _run(self, paths: CrawlPaths, crawldir: CrawlDir) -> CrawlSummary:
         s = self.settings
+        resumed = crawldir.resumed
+        self.node_id = crawldir.node_id
         self.fw = ThreadWorker("frontier")
-        self.store = StoreWriter(paths, s)
-        await self.store.open()
         limits = frontier_limits(s)
         try:
             self.frontier = await self.fw.call(
-                SqliteFrontier,
-                paths.frontier,
-                limits,
-                cache_size_kib=s.frontier.frontier_cache_mib * 1024,
+                partial(
+                    SqliteFrontier,
+                    paths.frontier,
+                    limits,
+                    node_id=crawldir.node_id,
+                    cache_size_kib=s.frontier.frontier_cache_mib * 1024,
+                )
             )
         except Exception as exc:
-            await self.store.close()
+            self.fw.shutdown()
             raise CrawlDirError(f"cannot open the frontier {paths.frontier}: {exc}") from exc
-        released = await self.fw.call(self.frontier.release_all_leases)
+        self.store = StoreWriter(
+            paths,
+            s,
+            find_payloads=self._find_payloads,
+            put_payloads=self._put_payloads,
+        )
+        try:
+            await self.store.open()
+        except BaseException:
+            await self.fw.call(self.frontier.close)
+            self.fw.shutdown()
+            raise
+        if crawldir.upgrade_from is not None:
+            moved = await self.fw.call(import_index_payloads, self.frontier, paths.cdxj)
+            crawldir.finish_upgrade()
+            log.info("crawl directory upgraded: %d payload digests moved to the frontier", moved)
+        released = await self.fw.call(self.frontier.release_own_leases)
         if released:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
         seed_entries = self.admission.admit(self.seeds, 0, None)
@@ -254,7 +276,7 @@ class Node:
 
     async def _shutdown(self) -> None:
         if hasattr(self, "frontier"):
-            await self.fw.call(self.frontier.release_all_leases)
+            await self.fw.call(self.frontier.release_own_leases)
         if hasattr(self, "pool"):
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
         await self.store.close()
@@ -269,6 +291,12 @@ class Node:
         counts = await self.fw.call(self.frontier.counts)
         await self.fw.call(self.frontier.close)
         return counts
+
+    async def _find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
+        return await self.fw.call(self.frontier.find_payloads, digests)
+
+    async def _put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
+        await self.fw.call(self.frontier.put_payloads, items)
 
     # -- stages ------------------------------------------------------------------------
     async def _slot(self) -> None:
@@ -444,6 +472,8 @@ class Node:
         s = self.settings
         last_metrics = 0.0
         last_memory_check = 0.0
+        last_sweep = time.monotonic()
+        lease_seconds = s.fetch.total_timeout + s.frontier.lease_margin
         resume_file = self.paths.root / "resume"
         while True:
             await asyncio.sleep(0.25)
@@ -461,6 +491,14 @@ class Node:
             if self._paused_for_quota and resume_file.exists():
                 resume_file.unlink(missing_ok=True)
                 self.resume_quota()
+            if mono - last_sweep >= lease_seconds / 4:
+                # leases of a node that died (here: an earlier run cut short without its
+                # own start-up recovery) come back once they expire
+                last_sweep = mono
+                reclaimed = await self.fw.call(self.frontier.reclaim_expired, time.time())
+                if reclaimed:
+                    log.info("%d expired leases returned to the queue", reclaimed)
+                    self.scheduler.wake()
             if s.frontier.memory_target_mib and mono - last_memory_check >= 1.0:
                 last_memory_check = mono
                 self.admission.adjust_for_memory(
@@ -485,3 +523,12 @@ class Node:
     # -- metrics -----------------------------------------------------------------------
     def _snapshot(self) -> Snapshot:
         return build_snapshot(self)
+
+
+def import_index_payloads(frontier: FrontierStore, cdxj: Path, batch: int = 10_000) -> int:
+    """Move the payload digests of a crawl directory's index into the frontier (the
+    upgrade from crawl format 1, which read them from the index at every start)."""
+    items = [(d, uri, date) for d, (uri, date) in load_digests(cdxj).items()]
+    for i in range(0, len(items), batch):
+        frontier.put_payloads(items[i : i + batch])
+    return len(items)

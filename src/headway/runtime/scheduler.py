@@ -285,7 +285,7 @@ class Scheduler:
             lease = self._held.pop(host, None)
             if lease is None:
                 leased = await self._worker.call(
-                    self._frontier.lease, host, 1, now, self._lease_seconds
+                    self._frontier.lease_many, [(host, 1)], now, self._lease_seconds
                 )
                 if not leased:
                     return None  # nothing ready; the frontier offers the host again later

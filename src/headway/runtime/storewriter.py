@@ -1,28 +1,39 @@
 """The store stage's writer: WARC records, CDXJ lines and crawl-log lines for a batch of
-pages, on the store thread, flushed (fsync) before the batch's URLs are settled."""
+pages, on the store thread, flushed (fsync) before the batch's URLs are settled.
+
+Exact-duplicate payloads become revisit records against the crawl's shared payload
+digests (kept by the frontier backend, so every node sees the same set): per batch, the
+digests are computed, looked up in one call, and the new first captures are recorded in
+one call after the records are flushed (a digest never names a record that a crash could
+still cut off)."""
 
 from __future__ import annotations
 
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from headway import __version__
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.work import PageWork
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
-from headway.store.cdxj import CdxjWriter, load_digests
+from headway.store.cdxj import CdxjWriter
 from headway.store.crawllog import CrawlLog, CrawlLogEntry
 from headway.store.recovery import recover_store
-from headway.store.warc import WarcWriter
+from headway.store.warc import WarcWriter, payload_digest
 
 log = logging.getLogger(__name__)
 
 #: Seconds between fsyncs of the WARC file, index and crawl log.
 SYNC_INTERVAL = 1.0
 
+
+#: Looks up payload digests: digest -> (target URI, WARC-Date) of the first capture.
+FindPayloads = Callable[[Sequence[str]], Awaitable[dict[str, tuple[str, str]]]]
+#: Records (digest, target URI, WARC-Date) first captures; first writer wins.
+PutPayloads = Callable[[Sequence[tuple[str, str, str]]], Awaitable[None]]
 
 _SERIAL = re.compile(r"-(\d+)\.warc\.gz$")
 
@@ -42,9 +53,18 @@ def _newest_warc_glob(paths: CrawlPaths) -> str:
 
 
 class StoreWriter:
-    def __init__(self, paths: CrawlPaths, settings: Settings) -> None:
+    def __init__(
+        self,
+        paths: CrawlPaths,
+        settings: Settings,
+        *,
+        find_payloads: FindPayloads,
+        put_payloads: PutPayloads,
+    ) -> None:
         self._paths = paths
         self._settings = settings
+        self._find_payloads = find_payloads
+        self._put_payloads = put_payloads
         self._worker = ThreadWorker("store")
         self._warc: WarcWriter | None = None
         self._cdxj: CdxjWriter | None = None
@@ -71,7 +91,6 @@ class StoreWriter:
                 report.cdxj_lines_dropped,
                 report.log_bytes_cut,
             )
-        digests = load_digests(p.cdxj) if p.cdxj.exists() else {}
         s = self._settings
         info = {
             "operator-user-agent": s.identity.user_agent,
@@ -86,22 +105,34 @@ class StoreWriter:
             max_file_size=s.store.warc_max_size,
             software=f"headway/{__version__}",
             info=info,
-            known_digests=digests,
             compress_level=s.store.warc_gzip_level,
         )
         self._cdxj = CdxjWriter(p.cdxj)
         self._log = CrawlLog(p.crawl_log)
 
     async def write(self, batch: Sequence[PageWork]) -> None:
-        await self._worker.call(self._write, batch)
+        """Write and flush ``batch``; its new payload digests are recorded once flushed."""
+        digests = await self._worker.call(_digests_of, batch)
+        wanted = list({d for d in digests if d is not None})
+        known = await self._find_payloads(wanted) if wanted else {}
+        payloads = dict(known)
+        await self._worker.call(self._write, batch, digests, payloads)
+        new = [(d, uri, date) for d, (uri, date) in payloads.items() if d not in known]
+        if new:
+            await self._put_payloads(new)
 
-    def _write(self, batch: Sequence[PageWork]) -> None:
+    def _write(
+        self,
+        batch: Sequence[PageWork],
+        digests: Sequence[str | None],
+        payloads: dict[str, tuple[str, str]],
+    ) -> None:
         assert self._warc is not None and self._cdxj is not None and self._log is not None
-        for work in batch:
+        for work, digest in zip(batch, digests, strict=True):
             res = work.result
             rec = None
-            if res is not None and res.status is not None and work.store_body:
-                rec = self._warc.write_exchange(res)
+            if res is not None and digest is not None:
+                rec = self._warc.write_exchange(res, payloads, digest=digest)
                 self._cdxj.append(res, rec)
             lease = work.lease
             parsed = work.parsed
@@ -155,3 +186,13 @@ class StoreWriter:
         for w in (self._warc, self._cdxj, self._log):
             if w is not None:
                 w.close()
+
+
+def _digests_of(batch: Sequence[PageWork]) -> list[str | None]:
+    """The payload digest of each item whose exchange is written to the WARC, else None."""
+    out: list[str | None] = []
+    for work in batch:
+        res = work.result
+        stored = res is not None and res.status is not None and work.store_body
+        out.append(payload_digest(res.raw_body) if stored and res is not None else None)
+    return out

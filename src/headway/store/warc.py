@@ -4,8 +4,10 @@ Contract:
 
 - ``WarcWriter.write_exchange`` takes a ``FetchResult`` that has a response and appends,
   to the current file, a ``response`` record (status line, headers and ``raw_body`` as
-  received) or, when a non-empty payload with the same digest was already stored in this
-  crawl, a ``revisit`` record (identical-payload-digest profile, headers only); then the
+  received) or, when a non-empty payload with the same digest is in the ``payloads`` map
+  the caller passes (digest -> first capture: the crawl's shared payload digests, see
+  ``FrontierStore.find_payloads``), a ``revisit`` record (identical-payload-digest
+  profile, headers only); a new non-empty digest is added to that map. Then the
   ``request`` record. Both are linked with ``WARC-Concurrent-To``. It returns where the
   response/revisit record landed, for the CDXJ index.
 - Each record is its own gzip member (deflate level ``compress_level``, default 6); the
@@ -26,7 +28,7 @@ import os
 import re
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -155,7 +157,6 @@ class WarcWriter:
         max_file_size: int = 1_000_000_000,
         software: str = "headway/0.1.0",
         info: Mapping[str, str] | None = None,
-        known_digests: Mapping[str, tuple[str, str]] | None = None,
         compress_level: int = 6,
     ) -> None:
         if max_file_size <= 0:
@@ -168,8 +169,6 @@ class WarcWriter:
         self._max = max_file_size
         self._software = software
         self._info = dict(info or {})
-        # payload digest -> (target URI, WARC-Date) of the first capture
-        self._digests: dict[str, tuple[str, str]] = dict(known_digests or {})
         self._serial = next_serial(self._dir, prefix)
         self._file: BinaryIO | None = None
         self._name: str | None = None
@@ -191,12 +190,21 @@ class WarcWriter:
     def statistics(self) -> WarcStats:
         return WarcStats(self._files, self._records, self._bytes, self._revisits)
 
-    def write_exchange(self, result: FetchResult) -> WrittenRecord:
-        """Write the request and response/revisit records of one exchange."""
+    def write_exchange(
+        self,
+        result: FetchResult,
+        payloads: MutableMapping[str, tuple[str, str]] | None = None,
+        *,
+        digest: str | None = None,
+    ) -> WrittenRecord:
+        """Write the request and response/revisit records of one exchange. ``payloads``:
+        payload digest -> (target URI, WARC-Date) of the first capture (None: never a
+        revisit); ``digest``: the payload digest when the caller computed it already."""
         if result.status is None:
             raise ValueError(f"no response to write for {result.url}")
-        digest = payload_digest(result.raw_body)
-        first = self._digests.get(digest) if result.raw_body else None
+        if digest is None:
+            digest = payload_digest(result.raw_body)
+        first = payloads.get(digest) if result.raw_body and payloads is not None else None
         data, resp_len, resp_id = self._encode_exchange(result, digest, first)
         if self._file is not None and self._exchanges and self._size + len(data) > self._max:
             self._close_file()
@@ -210,8 +218,8 @@ class WarcWriter:
         self._exchanges += 1
         if first is not None:
             self._revisits += 1
-        elif result.raw_body and digest not in self._digests:
-            self._digests[digest] = (result.url, warc_date(result.started_at))
+        elif result.raw_body and payloads is not None and digest not in payloads:
+            payloads[digest] = (result.url, warc_date(result.started_at))
         return WrittenRecord(self._name, offset, resp_len, digest, first is not None, resp_id)
 
     def flush(self, *, sync: bool = True) -> None:

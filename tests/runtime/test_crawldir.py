@@ -1,0 +1,84 @@
+"""The crawl directory: a stable node id, and the upgrade of a format-1 directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from headway import CRAWL_FORMAT_VERSION
+from headway.errors import CrawlDirError
+from headway.frontier.sqlite import SqliteFrontier
+from headway.runtime.crawldir import MARKER, CrawlDir
+from headway.runtime.node import import_index_payloads
+from tests.frontier.conftest import TEST_LIMITS
+
+
+def _open(root: Path) -> CrawlDir:
+    d = CrawlDir(root)
+    d.open()
+    return d
+
+
+def test_node_id_is_made_once_and_kept(tmp_path: Path) -> None:
+    first = _open(tmp_path / "c")
+    assert first.node_id and not first.resumed and first.upgrade_from is None
+    first.close()
+    again = _open(tmp_path / "c")
+    assert again.resumed and again.node_id == first.node_id
+    again.close()
+    other = _open(tmp_path / "d")
+    assert other.node_id != first.node_id
+    other.close()
+
+
+def test_marker_with_a_bad_node_id_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    _open(root).close()
+    info = json.loads((root / MARKER).read_text())
+    (root / MARKER).write_text(json.dumps({**info, "node_id": "../x y"}))
+    with pytest.raises(CrawlDirError, match="node_id"):
+        _open(root)
+
+
+def test_format_1_directory_is_upgraded_with_its_index_digests(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / MARKER).write_text(json.dumps({"format": 1, "software": "headway/0.1.0"}))
+    (root / "index.cdxj").write_text(
+        'com,example)/a 20260101000000 {"url": "http://example.com/a", "mime": "text/html",'
+        ' "status": "200", "digest": "sha1:AAA", "length": "9", "offset": "0",'
+        ' "filename": "x.warc.gz"}\n'
+        'com,example)/b 20260102000000 {"url": "http://example.com/b", "mime": "warc/revisit",'
+        ' "status": "200", "digest": "sha1:AAA", "length": "9", "offset": "9",'
+        ' "filename": "x.warc.gz"}\n'
+    )
+    d = _open(root)
+    assert d.upgrade_from == 1 and d.node_id
+    frontier = SqliteFrontier(d.paths.frontier, TEST_LIMITS, node_id=d.node_id)
+    assert import_index_payloads(frontier, d.paths.cdxj) == 1
+    d.finish_upgrade()
+    assert frontier.find_payloads(["sha1:AAA", "sha1:BBB"]) == {
+        "sha1:AAA": ("http://example.com/a", "2026-01-01T00:00:00Z")
+    }
+    frontier.close()
+    node_id = d.node_id
+    d.close()
+    info = json.loads((root / MARKER).read_text())
+    assert info["format"] == CRAWL_FORMAT_VERSION == 2
+    again = _open(root)
+    assert (again.upgrade_from, again.node_id) == (None, node_id)
+    again.close()
+
+
+def test_upgrade_cut_short_keeps_the_node_id_and_is_done_again(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / MARKER).write_text(json.dumps({"format": 1, "software": "headway/0.1.0"}))
+    d = _open(root)
+    node_id = d.node_id
+    d.close()  # crash before finish_upgrade
+    again = _open(root)
+    assert (again.upgrade_from, again.node_id) == (1, node_id)
+    again.close()
