@@ -39,7 +39,7 @@ async def _noop(*_: Any) -> None:
 
 
 def _scheduler(tmp_path: Path, clock: FakeClock, *, gap: float, ceiling: int) -> Scheduler:
-    frontier = SqliteFrontier(tmp_path / "f.sqlite3")
+    frontier = SqliteFrontier(tmp_path / "f.sqlite3", node_id="n")
     urls = [f"http://{HOST}/p{i}" for i in range(40)]
     frontier.add([UrlEntry(u, HOST, 0, 0, fingerprint(u)) for u in urls], clock.now)
     robots = RobotsCache()
