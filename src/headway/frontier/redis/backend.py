@@ -653,6 +653,18 @@ class RedisFrontier:
 
 def _leased(url_id: int, rec: list[Any], expires: float) -> LeasedUrl:
     url, host, depth, priority, fp, via, attempts = rec[:7]
+    validators = rec[7] if len(rec) > 7 and isinstance(rec[7], str) else None
+    fetches = int(rec[8]) if len(rec) > 8 else 0
     return LeasedUrl(
-        url_id, url, host, int(depth), int(priority), int(fp), via, int(attempts), expires
+        url_id,
+        url,
+        host,
+        int(depth),
+        int(priority),
+        int(fp),
+        via,
+        int(attempts),
+        expires,
+        validators,
+        fetches,
     )
