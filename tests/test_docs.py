@@ -80,6 +80,7 @@ def _sample_snapshot() -> dict[str, Any]:
         "stages": [{"name": name, **stage} for name in ("parse-queue", "parse", "store", "settle")],
         "admission_rejected": {"out-of-scope": 40, "too-deep": 2},
         "admission_known": 1200,
+        "hostile": {"credentials-stripped": 2, "blocked-host": 1},
         "shed": {"host-budget": 3, "frontier-full": 0},
         "frontier": {
             "queued": 500,

@@ -46,12 +46,30 @@ def gzip_bomb() -> bytes:
 def _app(log: list[str], peer_ports: list[int]) -> web.Application:
     bomb = gzip_bomb()
 
+    served: set[object] = set()  # connections (server protocols) that answered before
+
     @web.middleware
     async def record(request: web.Request, handler):  # type: ignore[no-untyped-def]
         log.append(request.path_qs)
         assert request.transport is not None
         peer_ports.append(request.transport.get_extra_info("peername")[1])
-        return await handler(request)
+        try:
+            return await handler(request)
+        finally:
+            served.add(request.protocol)
+
+    async def drop_reused(request: web.Request) -> web.Response:
+        # a keep-alive connection the server closes under a second request
+        if request.protocol in served:
+            assert request.transport is not None
+            request.transport.abort()
+        return web.Response(text="fresh connection")
+
+    async def redirect_with_credentials(request: web.Request) -> web.Response:
+        host = request.headers["Host"]
+        return web.Response(
+            status=302, headers={"Location": f"http://user:secret@{host}/echo#frag"}
+        )
 
     async def page(request: web.Request) -> web.Response:
         return web.Response(body=HTML, content_type="text/html")
@@ -143,6 +161,8 @@ def _app(log: list[str], peer_ports: list[int]) -> web.Application:
     app.router.add_get("/echo", echo)
     app.router.add_get("/status/{code}", status)
     app.router.add_get("/dup", dup_headers)
+    app.router.add_get("/drop-reused", drop_reused)
+    app.router.add_get("/creds-redirect/robots.txt", redirect_with_credentials)
     return app
 
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from headway.fetch.client import Fetcher
+from headway.fetch.client import Fetcher, robots_redirect_target
 from headway.policy.outcome import Outcome
 from tests.fetch.conftest import HTML, USER_AGENT, Server, echo_headers, make_config
 
@@ -128,24 +128,47 @@ async def test_status_outcomes(
     assert r.outcome is outcome and r.status == code and r.error is None
 
 
-async def test_robots_redirects_followed(server: Server, fetcher: Fetcher) -> None:
-    r, final = await fetcher.fetch_robots(server.url("/chain/5/robots.txt"))
-    assert r.outcome is Outcome.OK
-    assert b"Disallow: /private" in r.body
-    assert final == server.url("/chain/0/robots.txt")
-    assert len(server.log) == 6
-
-
-async def test_robots_gives_up_after_five_redirects(server: Server, fetcher: Fetcher) -> None:
-    r, final = await fetcher.fetch_robots(server.url("/chain/6/robots.txt"))
+async def test_robots_fetch_is_one_hop(server: Server, fetcher: Fetcher) -> None:
+    """A robots.txt redirect comes back to the caller, which paces each hop."""
+    url = server.url("/chain/5/robots.txt")
+    r = await fetcher.fetch_robots(url)
     assert r.outcome is Outcome.REDIRECT and r.status == 301
-    assert final == server.url("/chain/1/robots.txt")
-    assert len(server.log) == 6
+    assert robots_redirect_target(url, r) == server.url("/chain/4/robots.txt")
+    assert len(server.log) == 1
+    last = await fetcher.fetch_robots(server.url("/chain/0/robots.txt"))
+    assert last.outcome is Outcome.OK and robots_redirect_target(url, last) is None
+
+
+async def test_robots_redirect_target_drops_credentials(server: Server, fetcher: Fetcher) -> None:
+    url = server.url("/creds-redirect/robots.txt")
+    r = await fetcher.fetch_robots(url)
+    assert robots_redirect_target(url, r) == server.url("/echo")
+
+
+async def test_credentials_in_url_never_sent(server: Server, fetcher: Fetcher) -> None:
+    r = await fetcher.fetch(server.url("/echo").replace("://", "://user:secret@"))
+    assert r.outcome is Outcome.OK
+    seen = echo_headers(r.body)
+    assert "authorization" not in seen
+    assert "secret" not in r.url and "secret" not in repr(r.request_headers)
+
+
+async def test_no_silent_second_request_on_a_reset_connection(
+    server: Server, fetcher: Fetcher
+) -> None:
+    """The server closes a reused keep-alive connection under the second request: that
+    is one failed result, and the server saw exactly one request for it."""
+    first = await fetcher.fetch(server.url("/page"))
+    assert first.outcome is Outcome.OK
+    second = await fetcher.fetch(server.url("/drop-reused"))
+    assert second.outcome is Outcome.CONNECTION_ERROR, second
+    assert server.log == ["/page", "/drop-reused"]
+    assert fetcher.statistics().requests == 2
 
 
 async def test_robots_body_capped(server: Server) -> None:
     async with Fetcher(make_config(max_robots=1000)) as f:
-        r, _ = await f.fetch_robots(server.url("/big"))
+        r = await f.fetch_robots(server.url("/big"))
     assert len(r.raw_body) == 1000 and r.truncated == "length"
 
 

@@ -40,6 +40,36 @@ CASES = [
     ("::", "unspecified"),
     ("::ffff:0.0.0.0", "unspecified"),
     ("not-an-ip", "invalid"),
+    # 6to4 (2002::/16) is judged by the IPv4 address it embeds
+    ("2002:a9fe:a9fe::1", "link-local"),
+    ("2002:7f00:1::1", "loopback"),
+    ("2002:a00:1::", "private"),
+    ("2002:c0a8:101:5::1", "private"),
+    ("2002:808:808::1", None),
+    ("2002::1", "unspecified"),
+    # the rest of the IANA special-purpose registries
+    ("192.0.0.9", "reserved"),
+    ("192.0.0.170", "reserved"),
+    ("192.88.99.1", "reserved"),
+    ("198.51.100.7", "reserved"),
+    ("203.0.113.9", "reserved"),
+    ("::1.2.3.4", "reserved"),  # deprecated IPv4-compatible
+    ("::ffff:0:a00:1", "reserved"),  # IPv4-translated (SIIT)
+    ("64:ff9b::a9fe:a9fe", "link-local"),
+    ("64:ff9b:1::a00:1", "private"),  # local-use translation
+    ("100::1", "reserved"),  # discard-only
+    ("100:0:0:1::1", "reserved"),  # dummy prefix
+    ("2001::1", "reserved"),  # Teredo
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "reserved"),
+    ("2001:2::1", "reserved"),  # benchmarking
+    ("2001:10::1", "reserved"),  # deprecated ORCHID
+    ("3fff::1", "reserved"),  # documentation
+    ("5f00::1", "reserved"),  # SRv6 SIDs
+    ("fec0::1", "reserved"),  # site-local
+    ("4000::1", "reserved"),  # outside global unicast
+    ("2001:4:112::1", None),  # AS112-v6 is globally reachable
+    ("2001:20::1", None),  # ORCHIDv2 is globally reachable
+    ("2620:4f:8000::1", None),
 ]
 
 

@@ -355,3 +355,14 @@ def test_parse_task_in_process_pool() -> None:
     with ProcessPoolExecutor(max_workers=1) as pool:
         results = list(pool.map(parse_task, tasks, timeout=30))
     assert [r.links for r in results] == [(f"http://example.com/p{i}",) for i in range(3)]
+
+
+def test_credentials_in_links_removed_and_counted() -> None:
+    body = (
+        b'<a href="http://user:secret@a.example/x">1</a>'
+        b'<a href="//bob@b.example/">2</a><a href="/c">3</a>'
+    )
+    page = parse_page("https://site.example/", body, content_type="text/html")
+    assert page.links == ("http://a.example/x", "https://b.example/", "https://site.example/c")
+    assert page.credentials_stripped == 2
+    assert "secret" not in repr(page)

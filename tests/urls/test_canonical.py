@@ -10,6 +10,7 @@ from headway.urls.canonical import (
     DEFAULT_TRACKING_PARAMS,
     CanonOptions,
     canonicalize,
+    canonicalize_links,
     canonicalize_many,
     host_key,
 )
@@ -40,7 +41,9 @@ BASE = "https://www.example.com/news/2024/story.html?id=7"
         ("http://example.com/?a=1&&b=2&", None, "http://example.com/?a=1&b=2"),
         ("http://example.com/?q=a+b", None, "http://example.com/?q=a+b"),
         ("  http://example.com/x \n", None, "http://example.com/x"),
-        ("http://user:Pass@example.com/", None, "http://user:Pass@example.com/"),
+        ("http://user:Pass@example.com/", None, "http://example.com/"),
+        ("https://user@example.com:8443/a", None, "https://example.com:8443/a"),
+        ("http://:secret@example.com/", None, "http://example.com/"),
         ("../about/", BASE, "https://www.example.com/news/about/"),
         ("?page=2", BASE, "https://www.example.com/news/2024/story.html?page=2"),
         ("#top", BASE, "https://www.example.com/news/2024/story.html?id=7"),
@@ -171,3 +174,12 @@ def test_resolved_links_are_fixed_points(base: str, href: str) -> None:
     if got is not None:
         assert canonicalize(got) == got
         assert "#" not in got
+
+
+def test_credentials_removed_and_counted() -> None:
+    hrefs = ["http://u:secret@a.example/", "//x:y@b.example/p", "/plain", "mailto:u:p@c"]
+    links, stripped = canonicalize_links("https://site.example/", hrefs)
+    assert links == ["http://a.example/", "https://b.example/p", "https://site.example/plain"]
+    assert stripped == 2
+    assert canonicalize_many("https://site.example/", hrefs) == links
+    assert canonicalize("http://u:secret@a.example/", None) == "http://a.example/"

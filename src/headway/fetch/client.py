@@ -3,9 +3,15 @@
 ``Fetcher`` performs one GET per ``fetch(url)`` and always returns a ``FetchResult``:
 network, HTTP and protocol problems are outcomes, never exceptions. Redirects are not
 followed (a 3xx comes back as ``Outcome.REDIRECT`` with its Location; the caller admits
-the target) except by ``fetch_robots``, which follows up to ``MAX_ROBOTS_REDIRECTS``
-hops itself. Every connection goes through ``CrawlResolver`` and its ``AddressGuard``;
-IP-literal URLs, which aiohttp connects to without resolving, are checked here.
+the target, or for robots.txt follows it with ``robots_redirect_target``, one polite hop
+at a time, at most ``MAX_ROBOTS_REDIRECTS`` hops). Every connection goes through
+``CrawlResolver`` and its ``AddressGuard``; IP-literal URLs, which aiohttp connects to
+without resolving, are checked here.
+
+One call, one request: aiohttp's silent second attempt when a reused keep-alive
+connection turns out closed is switched off, so every request that leaves is one result
+the caller records. Credentials in a URL (``user:pw@``) are removed before the request:
+no ``Authorization`` header is ever built from a URL.
 
 Limits: at most ``max_body`` raw bytes are kept (the result is ``truncated="length"``
 and the connection is closed unless the rest had already arrived), at most
@@ -140,6 +146,22 @@ def classify_error(exc: BaseException) -> tuple[Outcome, str]:
     return Outcome.INVALID_RESPONSE, text  # unparsable HTTP, bad framing, bad URL
 
 
+def robots_redirect_target(url: str, result: FetchResult) -> str | None:
+    """The next hop of a robots.txt fetch that answered with a redirect: its Location
+    resolved against ``url``, without fragment or credentials; None when ``result`` is
+    not a redirect or the target is not an http(s) URL."""
+    location = result.header("Location")
+    if result.outcome is not Outcome.REDIRECT or location is None:
+        return None
+    try:
+        target = URL(url).join(URL(location))
+    except ValueError:
+        return None
+    if target.scheme not in ("http", "https") or not target.raw_host:
+        return None
+    return str(target.with_fragment(None).with_user(None))
+
+
 class _PeerResponse(aiohttp.ClientResponse):
     """Notes the peer address when the response starts (the connection may be released
     to the pool before the caller looks, when the whole body arrived at once)."""
@@ -227,6 +249,12 @@ class Fetcher:
             ),
             response_class=_PeerResponse,
         )
+        # aiohttp sends an idempotent request a second time, unseen, when a reused
+        # keep-alive connection was closed by the peer; every request must be one the
+        # crawl records (and the limiter counted), so a closed connection is an outcome.
+        if not hasattr(self._session, "_retry_connection"):
+            raise RuntimeError("this aiohttp cannot turn off its silent retry")
+        self._session._retry_connection = False
         return self
 
     async def __aexit__(
@@ -252,24 +280,11 @@ class Fetcher:
         cfg = self._config
         return await self._fetch(url, cfg.max_body, cfg.max_decoded)
 
-    async def fetch_robots(self, url: str) -> tuple[FetchResult, str]:
-        """GET a robots.txt URL following up to ``MAX_ROBOTS_REDIRECTS`` redirects;
-        returns the last hop's result and its URL."""
+    async def fetch_robots(self, url: str) -> FetchResult:
+        """GET one robots.txt URL (one hop: a redirect is returned, see
+        ``robots_redirect_target``) with the robots.txt size cap."""
         cap = self._config.max_robots
-        result = await self._fetch(url, cap, cap)
-        for _ in range(MAX_ROBOTS_REDIRECTS):
-            location = result.header("Location")
-            if result.outcome is not Outcome.REDIRECT or location is None:
-                break
-            try:
-                target = URL(url).join(URL(location))
-            except ValueError:
-                break
-            if target.scheme not in ("http", "https"):
-                break
-            url = str(target.with_fragment(None))
-            result = await self._fetch(url, cap, cap)
-        return result, url
+        return await self._fetch(url, cap, cap)
 
     async def _fetch(self, url: str, max_body: int, max_decoded: int) -> FetchResult:
         async with self._slots:
@@ -313,7 +328,11 @@ class Fetcher:
         except ValueError as exc:
             return failed(Outcome.INVALID_RESPONSE, f"invalid URL: {exc}")
         if target.scheme not in ("http", "https") or not target.raw_host:
-            return failed(Outcome.INVALID_RESPONSE, f"not an http(s) URL: {url}")
+            return failed(Outcome.INVALID_RESPONSE, "not an http(s) URL")
+        if target.raw_user is not None or target.raw_password is not None:
+            # canonical URLs carry no credentials; one that does is never used with them
+            target = target.with_user(None)
+            url = str(target)
         ex = _Exchange(self._planned_headers(target))
         literal = _ip_literal(target.raw_host)
         if literal is not None and (reason := self._guard.refusal(literal)) is not None:

@@ -21,6 +21,8 @@ Contract of ``parse_page(url, body, ...)``:
 - ``simhash``: the 64-bit SimHash (``headway.parse.simhash``) of the visible text.
 - ``documents``: feeds the page announces (``<link rel=alternate>`` of an RSS, Atom or
   RDF type), canonical, at most ``MAX_FEEDS``; empty under page-level nofollow.
+- ``credentials_stripped``: followed hrefs that carried ``user:password@`` (removed by
+  canonicalization; never fetched with them).
 - Never raises: bad bytes, bad markup or an empty body give a (possibly empty) result;
   header directives and the charset are reported even then.
 
@@ -44,7 +46,12 @@ from headway.parse.directives import (
 )
 from headway.parse.directives import x_robots_tag as x_robots_tag_directives
 from headway.parse.simhash import simhash, visible_text
-from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize, canonicalize_many
+from headway.urls.canonical import (
+    DEFAULT_OPTIONS,
+    CanonOptions,
+    canonicalize,
+    canonicalize_links,
+)
 
 __all__ = ["ParseTask", "ParsedPage", "is_html", "parse_page", "parse_task", "parse_tree"]
 
@@ -106,6 +113,7 @@ class ParsedPage:
     documents: tuple[str, ...] = ()
     hints: tuple[LinkHint, ...] = ()
     refused: str | None = None
+    credentials_stripped: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +167,13 @@ def parse_tree(text: str) -> LexborHTMLParser:
     return LexborHTMLParser(text, scripting=True)
 
 
-def _canonicalize_all(base: str, hrefs: list[str], options: CanonOptions) -> list[str]:
+def _canonicalize_all(base: str, hrefs: list[str], options: CanonOptions) -> tuple[list[str], int]:
+    """Canonical links, and how many of them carried credentials."""
     if base:
-        return canonicalize_many(base, hrefs, options)
+        return canonicalize_links(base, hrefs, options)
     # No page URL (only in tests and tools): absolute hrefs still count.
     found = (canonicalize(href, None, options) for href in hrefs)
-    return list(dict.fromkeys(canon for canon in found if canon is not None))
+    return list(dict.fromkeys(canon for canon in found if canon is not None)), 0
 
 
 def _has_nofollow(rel: str | None) -> bool:
@@ -274,16 +283,16 @@ def _parse(
     hrefs_seen = len(scan.hrefs) - (1 if scan.refresh is not None else 0)
     scanned = scan.hrefs[: max(0, max_links) * HREF_SCAN_FACTOR]
     follow = [h for h, nofollow in scanned if not nofollow and len(h) <= MAX_HREF_CHARS]
-    followed = _canonicalize_all(base, follow, options)
+    followed, stripped = _canonicalize_all(base, follow, options)
     unfollowed = [h for h, nofollow in scanned if nofollow and len(h) <= MAX_HREF_CHARS]
-    skipped = set(_canonicalize_all(base, unfollowed, options)).difference(followed)
+    skipped = set(_canonicalize_all(base, unfollowed, options)[0]).difference(followed)
     feeds: tuple[str, ...] = ()
     if scan.robots.nofollow:
         skipped.update(followed)
         followed = []
     elif scan.feeds:
         short = [h for h in scan.feeds if len(h) <= MAX_HREF_CHARS]
-        feeds = tuple(_canonicalize_all(base, short, options))
+        feeds = tuple(_canonicalize_all(base, short, options)[0])
     fingerprint = simhash(visible_text(tree))
     return ParsedPage(
         links=tuple(followed[: max(0, max_links)]),
@@ -297,6 +306,7 @@ def _parse(
         hrefs_seen=hrefs_seen,
         simhash=fingerprint,
         documents=feeds,
+        credentials_stripped=stripped,
     )
 
 

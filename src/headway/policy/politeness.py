@@ -135,6 +135,12 @@ class HostLimiter:
         concurrency limit (a finish has to come first)."""
         if self._in_flight >= math.floor(self._limit):
             return math.inf
+        return self.gap_ready_at()
+
+    def gap_ready_at(self) -> float:
+        """Earliest time the gap, Retry-After and parking let one more request start,
+        whatever is in flight: for a further request of an exchange already counted by
+        ``on_start`` (the next hop of a robots.txt redirect), marked by ``mark_sent``."""
         return max(self._last_start + self.gap(), self._not_before, self._parked_until)
 
     def can_start(self, now: float) -> bool:

@@ -76,6 +76,8 @@ class RobotsKind(StrEnum):
     RULES = "rules"
     ALLOW_ALL = "allow-all"
     DISALLOW_ALL = "disallow-all"
+    #: the host's own address is refused by the address guard: final, nothing is fetched
+    BLOCKED = "blocked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,7 @@ class RobotsRules:
         """May our crawler fetch ``url`` (absolute URL, or path) under these rules?"""
         if self.kind is RobotsKind.ALLOW_ALL or _is_robots_txt(url):
             return True
-        if self.kind is RobotsKind.DISALLOW_ALL:
+        if self.kind is RobotsKind.DISALLOW_ALL or self.kind is RobotsKind.BLOCKED:
             return False
         if self._parser is None:
             return True
@@ -220,6 +222,12 @@ def robots_from_response(
         )
     # 1xx that leaked through, 3xx left after the fetcher's redirects, 4xx: unavailable.
     return RobotsRules(RobotsKind.ALLOW_ALL, now, now + ttl)
+
+
+def blocked_rules(now: float, ttl: float = 86400.0) -> RobotsRules:
+    """The verdict for a host whose address the address guard refuses: its URLs fail at
+    once (no retry), for as long as robots.txt verdicts are cached."""
+    return RobotsRules(RobotsKind.BLOCKED, now, now + ttl)
 
 
 def clamp_crawl_delay(delay: float | None, max_delay: float) -> tuple[float | None, bool]:

@@ -39,6 +39,8 @@ class Counters:
     bytes: int = 0  # raw body bytes received
     robots_fetches: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
+    #: what a hostile page or server made the crawl cut or refuse, by reason
+    hostile: Counter[str] = field(default_factory=Counter)
 
     @property
     def errors(self) -> int:
@@ -125,6 +127,14 @@ class SnapshotCollector(Collector):
         for reason, n in sorted(snap["admission_rejected"].items()):
             rej.add_metric([reason], n)
         yield rej
+        hostile = CounterMetricFamily(
+            "headway_hostile",
+            "What a page or server made the crawl cut or refuse, by reason",
+            labels=["reason"],
+        )
+        for reason, n in sorted(snap.get("hostile", {}).items()):
+            hostile.add_metric([reason], n)
+        yield hostile
         shed = CounterMetricFamily(
             "headway_frontier_shed", "URLs shed by the frontier", labels=["reason"]
         )

@@ -14,6 +14,7 @@ the queue at the next start (fetched at most twice).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import random
@@ -23,13 +24,19 @@ from functools import partial
 from pathlib import Path
 
 from headway.errors import CrawlDirError
-from headway.fetch.client import Fetcher
+from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
+from headway.fetch.result import FetchResult
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import FrontierCounts, FrontierStore, LeasedUrl
 from headway.parse.page import ParseTask, is_html
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
-from headway.policy.robots import RobotsCache, product_token, robots_from_response
+from headway.policy.robots import (
+    RobotsCache,
+    blocked_rules,
+    product_token,
+    robots_from_response,
+)
 from headway.runtime.admission import Admission
 from headway.runtime.components import (
     canon_options,
@@ -56,6 +63,7 @@ from headway.runtime.work import PageWork, SettleItem
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings, parse_host_limits
 from headway.store.cdxj import load_digests
+from headway.urls.canonical import host_key
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
 __all__ = ["CrawlSummary", "Node"]
@@ -322,25 +330,84 @@ class Node:
                 raise
 
     async def _run_robots(self, job: RobotsJob) -> None:
-        res, _final = await self.fetcher.fetch_robots(job.url)
-        if res.sent_at is not None:
-            self.scheduler.limiter(job.host).mark_sent(res.sent_at)
+        """Fetch a host's robots.txt, following redirects one hop at a time: each hop
+        waits for its host's gap, counts against ``MAX_ROBOTS_REDIRECTS`` and is
+        recorded. A host whose own address is refused by the guard is blocked for good."""
+        url = job.url
+        hops = 0
+        recorded = False  # the last result is already in the store (its next hop never left)
+        res = await self._robots_hop(url, job.host)
+        while hops < MAX_ROBOTS_REDIRECTS:
+            target = robots_redirect_target(url, res)
+            if target is None:
+                break
+            note = f"robots.txt redirect -> {target}"
+            await self._to_store(PageWork(url=url, depth=0, lease=None, result=res, note=note))
+            hops += 1
+            url = target
+            if not await self._wait_hop_turn(host_key(url), job.host):
+                res = dataclasses.replace(res, status=None, outcome=Outcome.TIMEOUT)
+                recorded = True
+                break
+            res = await self._robots_hop(url, job.host)
         now = self.clock()
-        self.counters.requests += 1
+        if res.outcome is Outcome.BLOCKED_ADDRESS and hops == 0:
+            rules = blocked_rules(now, self.settings.politeness.robots_ttl)
+            self.counters.hostile["blocked-host"] += 1
+            log.warning("host %s refused by the address guard: %s", job.host, res.error)
+        else:
+            rules = robots_from_response(
+                status=res.status,
+                body=res.body if res.status is not None else None,
+                user_agent=self.settings.identity.user_agent,
+                now=now,
+                ttl=self.settings.politeness.robots_ttl,
+                retry_base=self.settings.politeness.robots_retry_base,
+                previous=self.scheduler.robots.previous(job.host),
+            )
+        self.scheduler.on_robots_done(job.host, rules, now, res.outcome, res.duration)
+        if recorded:
+            return
+        note = f"robots.txt {rules.kind.value}"
+        await self._to_store(PageWork(url=url, depth=0, lease=None, result=res, note=note))
+
+    async def _robots_hop(self, url: str, job_host: str) -> FetchResult:
+        """One request of a robots.txt fetch, counted against the limiter of its host."""
+        host = host_key(url)
+        res = await self.fetcher.fetch_robots(url)
+        lim = self.scheduler.limiter(host)
+        if res.sent_at is not None:
+            lim.mark_sent(res.sent_at)
+        if host != job_host:  # a hop to another host: started in _wait_hop_turn
+            lim.on_finish(self.clock(), res.outcome, latency=res.duration, retry_after=None)
+        self.counters.requests += int(res.sent_at is not None)  # it left (guard, DNS)
         self.counters.robots_fetches += 1
         self.counters.bytes += len(res.raw_body)
-        rules = robots_from_response(
-            status=res.status,
-            body=res.body if res.status is not None else None,
-            user_agent=self.settings.identity.user_agent,
-            now=now,
-            ttl=self.settings.politeness.robots_ttl,
-            retry_base=self.settings.politeness.robots_retry_base,
-            previous=self.scheduler.robots.previous(job.host),
-        )
-        self.scheduler.on_robots_done(job.host, rules, now, res.outcome, res.duration)
-        note = f"robots.txt {rules.kind.value}"
-        await self._to_store(PageWork(url=job.url, depth=0, lease=None, result=res, note=note))
+        return res
+
+    async def _wait_hop_turn(self, host: str, job_host: str) -> bool:
+        """Wait until ``host`` may take the next hop of a robots.txt redirect: the job's
+        own host (busy with this fetch) after its gap; another host when its limiter lets
+        a request start. False when the crawl stops or the wait passes the total
+        timeout (the hop is then not sent)."""
+        lim = self.scheduler.limiter(host)
+        deadline = time.monotonic() + self.settings.fetch.total_timeout
+        while not self.scheduler.stopping:
+            now = self.clock()
+            if host == job_host:
+                ready = lim.gap_ready_at()
+                if now >= ready:
+                    lim.mark_sent(now)
+                    return True
+            else:
+                if lim.can_start(now):
+                    lim.on_start(now)
+                    return True
+                ready = lim.ready_at()
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(min(max(ready - now, 0.005), 0.25))
+        return False
 
     async def _run_page(self, job: PageJob) -> None:
         lease = job.lease
@@ -354,9 +421,13 @@ class Node:
         self.scheduler.on_fetch_done(
             lease.host, now, res.outcome, latency=res.duration, retry_after=retry_after
         )
+        if res.outcome is Outcome.BLOCKED_ADDRESS:  # the host's address changed to one refused
+            self.scheduler.robots.put(
+                lease.host, blocked_rules(now, self.settings.politeness.robots_ttl)
+            )
         c = self.counters
         c.fetches += 1
-        c.requests += 1
+        c.requests += int(res.sent_at is not None)  # not when refused before sending
         c.retries += int(job.retry)
         c.bytes += len(res.raw_body)
         c.outcomes[res.outcome.value] += 1
@@ -433,6 +504,8 @@ class Node:
                     work.parse_error = out
                 else:
                     work.parsed = out
+                    if out.credentials_stripped:
+                        self.counters.hostile["credentials-stripped"] += out.credentials_stripped
                 await self.store_stage.put(work)
 
     async def _store_loop(self) -> None:

@@ -260,6 +260,15 @@ class Scheduler:
             log.info("host %s is opted out: %d queued URLs dropped", host, dropped)
             return None
         known = self.robots.get(host, now)
+        if known is not None and known.kind is RobotsKind.BLOCKED:
+            # the address guard refused the host's address: final, its URLs fail at once
+            held = self._held.pop(host, None)
+            if held is not None:
+                await self._on_skip(held, "blocked-address", None)
+            dropped = await self._worker.call(self._frontier.drop_host, host, "blocked-address")
+            if dropped:
+                log.info("host %s is blocked: %d queued URLs marked failed", host, dropped)
+            return None
         if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
             # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time.
             held = self._held.pop(host, None)

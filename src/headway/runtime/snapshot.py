@@ -56,6 +56,7 @@ def build_snapshot(node: Node) -> Snapshot:
             for st in stages
         ],
         "admission_rejected": dict(node.admission.rejected),
+        "hostile": dict(c.hostile),
         "admission_known": node.admission.known,
         "shed": dict(counts.shed) if counts else {},
         "frontier": {

@@ -21,7 +21,10 @@ Contract of :func:`canonicalize`:
   - sorts the query parameters by name (stable: repeated names keep their order) when
     ``sort_query`` is set;
   - drops a ``?`` left with nothing after it;
-  - keeps path, query and userinfo case.
+  - removes userinfo (``user:password@``): credentials found in a link are never sent
+    to a server nor written anywhere, and ``http://user:pw@host/`` names the same page as
+    ``http://host/``;
+  - keeps path and query case.
 
 The result is a fixed point: ``canonicalize(canonicalize(u)) == canonicalize(u)``.
 """
@@ -39,6 +42,7 @@ __all__ = [
     "DEFAULT_TRACKING_PARAMS",
     "CanonOptions",
     "canonicalize",
+    "canonicalize_links",
     "canonicalize_many",
     "host_key",
 ]
@@ -125,11 +129,19 @@ def _resolve(url: str, base: bytes | None) -> str | None:
             return None
         if lib.ada_get_scheme_type(u) not in (_HTTP, _HTTPS):
             return None
+        if lib.ada_has_credentials(u):
+            _strip_credentials(u)
         s = lib.ada_get_href(u)
         href: str = ffi.unpack(s.data, s.length).decode()
         return href
     finally:
         lib.ada_free(u)
+
+
+def _strip_credentials(u: object) -> None:
+    """Remove username and password from a parsed ada URL (in place)."""
+    lib.ada_set_username(u, b"", 0)
+    lib.ada_set_password(u, b"", 0)
 
 
 def _finish(href: str, options: CanonOptions) -> str:
@@ -187,7 +199,14 @@ def canonicalize(
 def canonicalize_many(
     base: str, hrefs: Iterable[str], options: CanonOptions = DEFAULT_OPTIONS
 ) -> list[str]:
-    """Canonical forms of every usable href on a page, de-duplicated, first-seen order.
+    """Canonical forms of every usable href on a page, de-duplicated, first-seen order."""
+    return canonicalize_links(base, hrefs, options)[0]
+
+
+def canonicalize_links(
+    base: str, hrefs: Iterable[str], options: CanonOptions = DEFAULT_OPTIONS
+) -> tuple[list[str], int]:
+    """``canonicalize_many`` plus how many usable hrefs carried credentials (removed).
 
     This is the parser's hot path: the base is encoded once, and hrefs without a query,
     fragment or escape skip the Python-level rules entirely.
@@ -195,7 +214,7 @@ def canonicalize_many(
     try:
         bb = base.encode()
     except UnicodeEncodeError:
-        return []
+        return [], 0
     seen: set[str] = set()
     out: list[str] = []
     add = seen.add
@@ -204,9 +223,11 @@ def canonicalize_many(
     valid = lib.ada_is_valid
     scheme = lib.ada_get_scheme_type
     get_href = lib.ada_get_href
+    has_credentials = lib.ada_has_credentials
     free = lib.ada_free
     unpack = ffi.unpack
     blen = len(bb)
+    stripped = 0
     for raw in hrefs:
         try:
             ub = raw.encode()
@@ -216,6 +237,9 @@ def canonicalize_many(
         try:
             if not valid(u) or scheme(u) not in (_HTTP, _HTTPS):
                 continue
+            if has_credentials(u):
+                _strip_credentials(u)
+                stripped += 1
             s = get_href(u)
             href: str = unpack(s.data, s.length).decode()
         finally:
@@ -225,7 +249,7 @@ def canonicalize_many(
         if href not in seen:
             add(href)
             append(href)
-    return out
+    return out, stripped
 
 
 def host_key(url: str) -> str:
