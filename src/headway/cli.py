@@ -184,6 +184,11 @@ def _report_failure(exc: BaseException, out: Path | None) -> int:
 
 
 def _crawl(args: argparse.Namespace) -> int:
+    from headway import crashpoints
+
+    if crashpoints.ENV_ERROR is not None:
+        print(f"headway: error: {crashpoints.ENV_ERROR}", file=sys.stderr)
+        return 2
     flags = {k.name: getattr(args, k.name) for k in KEYS if hasattr(args, k.name)}
     settings = settings_from_sources(args.config, os.environ, flags)
     _setup_logging(settings.output.log_format, settings.output.quiet)

@@ -195,7 +195,7 @@ class RuntimeSettings:
 
 @dataclass(frozen=True, slots=True)
 class StoreSettings:
-    warc_max_size: int = _opt(1_000_000_000, "rotate WARC files past this size", min=MIB)
+    warc_max_size: int = _opt(1_000_000_000, "rotate WARC files past this size", min=16 * KIB)
     warc_prefix: str = _opt("headway", "WARC file name prefix")
     warc_gzip_level: int = _opt(
         6,
@@ -402,11 +402,15 @@ def load_toml(path: Path) -> dict[str, Any]:
     return flat
 
 
+#: ``HEADWAY_*`` variables that are not settings (read by the module named).
+NOT_SETTINGS = frozenset({"HEADWAY_CRASH_AT"})  # headway.crashpoints
+
+
 def load_env(environ: Mapping[str, str]) -> dict[str, Any]:
     """Flat ``{key: raw string}`` from ``HEADWAY_<KEY>`` variables (unknown ones are errors)."""
     flat: dict[str, Any] = {}
     for var, value in environ.items():
-        if not var.startswith("HEADWAY_"):
+        if not var.startswith("HEADWAY_") or var in NOT_SETTINGS:
             continue
         key = KEYS_BY_NAME.get(var[len("HEADWAY_") :].lower())
         if key is None:

@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
+from headway import crashpoints
+from headway.crashpoints import CrashPoint
 from headway.errors import CrawlDirError
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
 from headway.fetch.result import FetchResult
@@ -191,6 +193,7 @@ class Node:
         released = await self.fw.call(self.frontier.release_own_leases)
         if released:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
+        crashpoints.reached(CrashPoint.LEASES_RELEASED)
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
@@ -288,6 +291,7 @@ class Node:
         if hasattr(self, "pool"):
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
         await self.store.close()
+        crashpoints.reached(CrashPoint.STORE_CLOSED)
         if hasattr(self, "metrics_file"):
             self.metrics_file.write(self._snapshot())
             self.metrics_file.close()
@@ -411,7 +415,9 @@ class Node:
 
     async def _run_page(self, job: PageJob) -> None:
         lease = job.lease
+        crashpoints.reached(CrashPoint.LEASED)
         res = await self.fetcher.fetch(lease.url)
+        crashpoints.reached(CrashPoint.FETCHED)
         now = self.clock()
         if res.sent_at is not None:  # connection set-up delayed the request: gap from here
             self.scheduler.limiter(lease.host).mark_sent(res.sent_at)
@@ -537,6 +543,7 @@ class Node:
             result = await self.fw.call(
                 self.frontier.complete, completions, discovered, self.clock()
             )
+            crashpoints.reached(CrashPoint.SETTLED)
             self._pipeline -= len(items)
             if result.added:
                 self.scheduler.wake()

@@ -18,8 +18,11 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from headway import crashpoints
+from headway.crashpoints import CrashPoint
 from headway.parse.handlers import run_task
 from headway.parse.page import ParsedPage, ParseTask
+from headway.runtime.lifeline import die_with
 from headway.runtime.stage import StageStats
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,7 @@ def _timed_parse(
     under forkserver, so the node cannot count their CPU any other way)."""
     out: list[ParsedPage | str] = []
     for task in tasks:
+        crashpoints.reached(CrashPoint.PARSE)
         try:
             out.append(run_task(task))
         except Exception as exc:  # one bad page must not fail its batch
@@ -46,10 +50,11 @@ def _cpu_now() -> tuple[int, float]:
     return os.getpid(), t.user + t.system
 
 
-def _ignore_sigint() -> None:
+def _init_parser(node_pid: int) -> None:
     """Parser processes leave Ctrl-C to the node, which stops them in order (a terminal's
-    SIGINT reaches the whole process group)."""
+    SIGINT reaches the whole process group), and exit when the node is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with(node_pid)
 
 
 class ParsePool:
@@ -72,7 +77,10 @@ class ParsePool:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=self._ctx, initializer=_ignore_sigint
+            max_workers=self.workers,
+            mp_context=self._ctx,
+            initializer=_init_parser,
+            initargs=(os.getpid(),),
         )
 
     def _replace_pool(self, failed: ProcessPoolExecutor) -> None:

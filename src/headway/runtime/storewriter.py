@@ -14,7 +14,8 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from headway import __version__
+from headway import __version__, crashpoints
+from headway.crashpoints import CrashPoint
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.work import PageWork
 from headway.runtime.worker import ThreadWorker
@@ -133,7 +134,9 @@ class StoreWriter:
             rec = None
             if res is not None and digest is not None:
                 rec = self._warc.write_exchange(res, payloads, digest=digest)
+                self._crash_point(CrashPoint.WARC_WRITTEN)
                 self._cdxj.append(res, rec)
+                self._crash_point(CrashPoint.CDXJ_WRITTEN)
             lease = work.lease
             parsed = work.parsed
             error = work.parse_error or (res.error if res is not None else None)
@@ -160,6 +163,8 @@ class StoreWriter:
                     note=work.note,
                 )
             )
+            if lease is not None:
+                self._crash_point(CrashPoint.LOG_WRITTEN)
         # Written to the OS before the batch is settled: that is what survives kill -9.
         # fsync (power loss) at most once a second, and at rotation and close.
         now = time.monotonic()
@@ -169,6 +174,16 @@ class StoreWriter:
         self._warc.flush(sync=sync)
         self._cdxj.flush(sync=sync)
         self._log.flush(sync=sync)
+        crashpoints.reached(CrashPoint.STORE_FLUSHED)
+
+    def _crash_point(self, point: CrashPoint) -> None:
+        """Die here if ``point`` is armed, with everything written so far handed to the
+        OS first (what a filled buffer could have written): the worst case on disk."""
+        if crashpoints.hit(point):
+            for w in (self._warc, self._cdxj, self._log):
+                if w is not None:
+                    w.flush(sync=False)
+            crashpoints.crash()
 
     @property
     def revisits(self) -> int:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from headway import crashpoints
+from headway.crashpoints import CrashPoint
 from headway.store.cdxj import parse_cdxj_line
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,7 @@ def recover_store(
             log.warning("WARC file %s has no complete record; renamed to .corrupt", path.name)
         elif good < size:
             _truncate(path, good)
+            crashpoints.reached(CrashPoint.RECOVERY_WARC_CUT)
             cut[path.name] = size - good
             sizes[path.name] = good
             log.warning("WARC file %s: cut %d bytes of a partial record", path.name, size - good)
@@ -127,6 +130,7 @@ def _recover_cdxj(path: Path, sizes: dict[str, int], corrupt: set[str]) -> int:
             f.write(b"".join(line + b"\n" for line in kept))
             f.flush()
             os.fsync(f.fileno())
+        crashpoints.reached(CrashPoint.RECOVERY_CDXJ_TMP)
         os.replace(tmp, path)
         _fsync_dir(path.parent)
         log.warning("CDXJ index %s: dropped %d lines", path.name, dropped)

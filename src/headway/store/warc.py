@@ -40,6 +40,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.utils import Digester
 from warcio.warcwriter import WARCWriter
 
+from headway import crashpoints
+from headway.crashpoints import CrashPoint
 from headway.errors import StoreError
 from headway.fetch.result import FetchResult, Headers
 
@@ -208,6 +210,7 @@ class WarcWriter:
         data, resp_len, resp_id = self._encode_exchange(result, digest, first)
         if self._file is not None and self._exchanges and self._size + len(data) > self._max:
             self._close_file()
+            crashpoints.reached(CrashPoint.WARC_ROTATED)
         if self._file is None:
             self._open_file()
             # re-encode so the records name this file's warcinfo record
@@ -307,6 +310,10 @@ class WarcWriter:
 
     def _append(self, data: bytes, *, records: int) -> None:
         assert self._file is not None
+        if records == 2 and crashpoints.hit(CrashPoint.WARC_PARTIAL):
+            self._file.write(data[: len(data) // 2])  # a torn record on disk, then death
+            self._file.flush()
+            crashpoints.crash()
         try:
             self._file.write(data)
         except OSError as e:

@@ -1,0 +1,69 @@
+"""Helper processes die with the node.
+
+Parser processes are forkserver children, not the node's: when the node is killed
+(``kill -9``), nothing tells them. A parser process blocked reading its task pipe never
+sees end-of-file either, because it holds both ends of that pipe; and while it lives, the
+forkserver (which waits for its last child) and multiprocessing's resource tracker
+(which waits for the forkserver) live on too. ``die_with`` makes a process exit as soon
+as a given process is gone, which unwinds the whole chain.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import os
+import select
+import signal
+import sys
+import threading
+
+log = logging.getLogger(__name__)
+
+_PR_SET_PDEATHSIG = 1
+_POLL_SECONDS = 0.5
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
+    """Ask the kernel to send ``sig`` to this process when its parent dies (Linux only);
+    False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch(pid: int) -> None:
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(0)
+    except (AttributeError, OSError):
+        fd = -1
+    if fd >= 0:
+        select.select([fd], [], [])  # readable once the process has exited
+    else:  # no pidfd (old kernel): poll
+        while _alive(pid):
+            threading.Event().wait(_POLL_SECONDS)
+    os._exit(0)
+
+
+def die_with(pid: int) -> None:
+    """Exit this process (at once, no clean-up: its work belonged to ``pid``) as soon as
+    process ``pid`` is gone; also die by SIGKILL if this process's own parent dies."""
+    set_parent_death_signal()
+    threading.Thread(target=_watch, args=(pid,), name="lifeline", daemon=True).start()
