@@ -59,7 +59,7 @@ def warc_captures(out: Path) -> Counter[str]:
 def check_index_line(out: Path, line: str) -> str:
     """The URL of one CDXJ line, after checking that its offset and length frame exactly
     one complete gzip member holding a response or revisit record for that URL."""
-    key, stamp, body = line.split(" ", 2)
+    _key, stamp, body = line.split(" ", 2)
     fields = json.loads(body)
     assert len(stamp) == 14 and stamp.isdigit(), line
     path = out / "warc" / fields["filename"]
