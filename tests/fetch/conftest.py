@@ -11,7 +11,7 @@ import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-import brotli
+import brotlicffi
 import pytest
 from aiohttp import web
 
@@ -89,7 +89,7 @@ def _app(log: list[str], peer_ports: list[int]) -> web.Application:
         return encoded(_raw_deflate(HTML), "deflate")
 
     async def br(request: web.Request) -> web.Response:
-        return encoded(brotli.compress(HTML), "br")
+        return encoded(brotlicffi.compress(HTML), "br")
 
     async def bad_gzip(request: web.Request) -> web.Response:
         return encoded(b"this is not gzip at all", "gzip")

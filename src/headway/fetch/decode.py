@@ -18,7 +18,7 @@ from __future__ import annotations
 import zlib
 from typing import Final, Protocol
 
-import brotli
+import brotlicffi
 
 CHUNK: Final = 64 * 1024
 
@@ -67,7 +67,7 @@ class _BrotliStream:
     __slots__ = ("_d", "_pending")
 
     def __init__(self) -> None:
-        self._d = brotli.Decompressor()
+        self._d = brotlicffi.Decompressor()
         self._pending = b""
 
     def feed(self, data: bytes, limit: int) -> bytes:
@@ -84,7 +84,7 @@ class _BrotliStream:
                 if not more and not chunk:
                     break
                 out += more
-        except brotli.error as exc:
+        except brotlicffi.error as exc:
             raise _DecodeError(f"br: {exc}".replace("br: brotli:", "br:")) from exc
         self._pending = data
         return bytes(out)
