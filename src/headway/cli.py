@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="show the state of a crawl directory")
     status.add_argument("out", type=Path, help="crawl directory")
     status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.add_argument(
+        "--store",
+        default=os.environ.get("HEADWAY_STORE", ""),
+        help="frontier backend of the crawl (default: the embedded store in the directory)",
+    )
     sim = sub.add_parser("simweb", help="serve the simulated web for trying configurations")
     sim.add_argument("--hosts", type=int, default=10, help="number of virtual hosts")
     sim.add_argument("--pages", type=int, default=50, help="pages per host")
@@ -122,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "status":
             from headway.runtime.status import print_status
 
-            return print_status(args.out, as_json=args.json)
+            return print_status(args.out, as_json=args.json, store=args.store)
         if args.command == "simweb":
             return _simweb(args)
         if args.command == "bench":

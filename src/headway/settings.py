@@ -145,6 +145,11 @@ class FetchSettings:
 
 @dataclass(frozen=True, slots=True)
 class FrontierSettings:
+    store: str = _opt(
+        "",
+        "frontier backend: empty for the embedded SQLite file in the crawl directory, or "
+        "redis://HOST:PORT/DB, rediss://... (TLS), redis+cluster://H1:P1,H2:P2",
+    )
     host_budget: int = _opt(10_000, "max URLs one host may hold or have fetched", min=1)
     max_queued: int = _opt(
         10_000_000, "max queued URLs in the frontier; lowest priority shed", min=100
@@ -459,6 +464,13 @@ def validate(settings: Settings) -> None:
     if not re.match(r"^[A-Za-z_-]", ua):
         raise ConfigError("identity.user_agent", "must start with the crawler's product token")
     parse_host_limits(settings.politeness.host_limit)
+    store = settings.frontier.store
+    if store and not re.match(r"^(redis|rediss|redis\+cluster)://", store, re.IGNORECASE):
+        raise ConfigError(
+            "frontier.store",
+            "expected nothing (the embedded SQLite store) or a URL starting with redis://, "
+            "rediss:// or redis+cluster://",
+        )
     f = settings.fetch
     if f.connect_timeout > f.total_timeout or f.read_timeout > f.total_timeout:
         raise ConfigError(

@@ -11,7 +11,7 @@ from headway import CRAWL_FORMAT_VERSION
 from headway.errors import CrawlDirError
 from headway.frontier.sqlite import SqliteFrontier
 from headway.runtime.crawldir import MARKER, CrawlDir
-from headway.runtime.node import import_index_payloads
+from headway.runtime.factory import import_index_payloads
 from tests.frontier.conftest import TEST_LIMITS
 
 

@@ -551,17 +551,3 @@ class SqliteFrontier:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"frontier store failed: {exc}") from exc
-
-
-def read_totals(path: Path) -> dict[str, int]:
-    """The frontier's counters (queued, leased, done, failed, seen) read without opening
-    it for writing or loading its Bloom filter: for looking at a crawl, also a running
-    one."""
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            return dict(con.execute("SELECT name, value FROM totals"))
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the frontier {path}: {exc}") from exc

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from headway.fetch.client import FetchConfig
 from headway.fetch.resolver import load_hosts_file, parse_resolve_rules
+from headway.frontier.backends import limits_from_settings
 from headway.frontier.store import FrontierLimits
 from headway.policy.politeness import HostLimitParams
 from headway.policy.retry import RetryParams
@@ -43,10 +44,7 @@ def fetch_config(settings: Settings) -> FetchConfig:
 
 
 def frontier_limits(settings: Settings) -> FrontierLimits:
-    f = settings.frontier
-    return FrontierLimits(
-        host_budget=f.host_budget, max_queued=f.max_queued, bloom_capacity=f.bloom_capacity
-    )
+    return limits_from_settings(settings)
 
 
 def host_limit_params(settings: Settings) -> HostLimitParams:

@@ -20,21 +20,16 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from functools import partial
-from pathlib import Path
 
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
-from headway.errors import CrawlDirError
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
 from headway.fetch.result import FetchResult
-from headway.frontier.sqlite import SqliteFrontier
-from headway.frontier.store import FrontierCounts, FrontierStore, LeasedUrl
+from headway.frontier.store import FrontierCounts, LeasedUrl
 from headway.parse.page import ParseTask, is_html
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.robots import (
-    RobotsCache,
     blocked_rules,
     product_token,
     robots_from_response,
@@ -43,18 +38,13 @@ from headway.runtime.admission import Admission
 from headway.runtime.components import (
     canon_options,
     fetch_config,
-    frontier_limits,
-    host_limit_params,
     retry_params,
 )
-from headway.runtime.crawldir import CrawlDir, CrawlPaths
-from headway.runtime.metrics import Counters, MetricsFile, PrometheusExporter, Snapshot
-from headway.runtime.parsepool import ParsePool
-from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
+from headway.runtime.factory import PARSE_BATCH, NodeParts, build_node_parts
+from headway.runtime.metrics import Counters, Snapshot
+from headway.runtime.scheduler import PageJob, RobotsJob
 from headway.runtime.settle import SettleRules, decide
 from headway.runtime.snapshot import build_snapshot
-from headway.runtime.stage import Stage
-from headway.runtime.storewriter import StoreWriter
 from headway.runtime.summary import (
     CrawlSummary,
     current_rss_mib,
@@ -62,9 +52,7 @@ from headway.runtime.summary import (
     process_cpu_seconds,
 )
 from headway.runtime.work import PageWork, SettleItem
-from headway.runtime.worker import ThreadWorker
-from headway.settings import Settings, parse_host_limits
-from headway.store.cdxj import load_digests
+from headway.settings import Settings
 from headway.urls.canonical import host_key
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
@@ -74,9 +62,6 @@ log = logging.getLogger(__name__)
 
 #: Seconds fetches in flight may still finish after Ctrl-C before they are cancelled.
 INTERRUPT_GRACE = 5.0
-
-#: Pages sent to a parser process in one round trip (when that many are waiting).
-PARSE_BATCH = 8
 
 
 class Node:
@@ -148,70 +133,42 @@ class Node:
 
     # -- run ---------------------------------------------------------------------------
     async def run(self) -> CrawlSummary:
-        crawldir = CrawlDir(self.settings.crawl.out)
-        paths = crawldir.open()
-        try:
-            return await self._run(paths, crawldir)
-        finally:
-            crawldir.close()
-
-    async def _run(self, paths: CrawlPaths, crawldir: CrawlDir) -> CrawlSummary:
-        s = self.settings
-        resumed = crawldir.resumed
-        self.node_id = crawldir.node_id
-        self.fw = ThreadWorker("frontier")
-        limits = frontier_limits(s)
-        try:
-            self.frontier = await self.fw.call(
-                partial(
-                    SqliteFrontier,
-                    paths.frontier,
-                    limits,
-                    node_id=crawldir.node_id,
-                    cache_size_kib=s.frontier.frontier_cache_mib * 1024,
-                )
-            )
-        except Exception as exc:
-            self.fw.shutdown()
-            raise CrawlDirError(f"cannot open the frontier {paths.frontier}: {exc}") from exc
-        self.store = StoreWriter(
-            paths,
-            s,
-            find_payloads=self._find_payloads,
-            put_payloads=self._put_payloads,
+        parts = await build_node_parts(
+            self.settings, optout=self.optout, on_skip=self._on_skip, clock=self.clock
         )
         try:
-            await self.store.open()
+            return await self._run(parts)
+        finally:
+            parts.crawldir.close()
+
+    async def _run(self, parts: NodeParts) -> CrawlSummary:
+        s = self.settings
+        resumed = parts.crawldir.resumed
+        self.parts = parts
+        self.node_id = parts.node_id
+        self.paths = parts.paths
+        self.fw = parts.fw
+        self.frontier = parts.frontier
+        self.store = parts.store
+        self.scheduler = parts.scheduler
+        self.parse_stage = parts.parse_stage
+        self.store_stage = parts.store_stage
+        self.settle_stage = parts.settle_stage
+        self.pool = parts.pool
+        self.metrics_file = parts.metrics_file
+        self.exporter = parts.exporter
+        try:
+            released = await self.fw.call(self.frontier.release_own_leases)
         except BaseException:
-            await self.fw.call(self.frontier.close)
-            self.fw.shutdown()
+            await self._shutdown()
+            await self._close_frontier()
             raise
-        if crawldir.upgrade_from is not None:
-            moved = await self.fw.call(import_index_payloads, self.frontier, paths.cdxj)
-            crawldir.finish_upgrade()
-            log.info("crawl directory upgraded: %d payload digests moved to the frontier", moved)
-        released = await self.fw.call(self.frontier.release_own_leases)
         if released:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
         crashpoints.reached(CrashPoint.LEASES_RELEASED)
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
-        lease_seconds = s.fetch.total_timeout + s.frontier.lease_margin
-        self.scheduler = Scheduler(
-            self.frontier,
-            self.fw,
-            limits=host_limit_params(s),
-            robots=RobotsCache(),
-            robots_ttl=s.politeness.robots_ttl,
-            crawl_delay_max=s.politeness.crawl_delay_max,
-            lease_seconds=lease_seconds,
-            optout=self.optout,
-            on_skip=self._on_skip,
-            robots_give_up=s.politeness.robots_give_up,
-            host_ceilings=parse_host_limits(s.politeness.host_limit),
-            clock=self.clock,
-        )
         self._page_budget: float
         if s.crawl.max_pages:
             done = await self.fw.call(self.frontier.counts)
@@ -219,17 +176,6 @@ class Node:
         else:
             self._page_budget = math.inf
         self.scheduler.page_budget = self._page_budget
-        self.parse_stage: Stage[PageWork] = Stage("parse-queue", s.runtime.parse_queue)
-        self.store_stage: Stage[PageWork] = Stage("store", s.runtime.store_queue)
-        self.settle_stage: Stage[SettleItem] = Stage("settle", s.runtime.settle_batch * 4)
-        self.pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
-        await asyncio.get_running_loop().run_in_executor(None, self.pool.warm_up)
-        self.metrics_file = MetricsFile(paths.metrics)
-        self.exporter: PrometheusExporter | None = None
-        if s.runtime.metrics_port:
-            self.exporter = PrometheusExporter()
-            self.exporter.start(s.runtime.metrics_port)
-        self.paths = paths
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
         try:
@@ -238,8 +184,7 @@ class Node:
                 await self._pipeline_run()
         finally:
             await self._shutdown()
-        counts = await self._final_counts()
-        self.fw.shutdown()
+        counts = await self._close_frontier()
         return CrawlSummary(
             stopped_by=self._stop_reason or "finished",
             resumed=resumed,
@@ -286,29 +231,25 @@ class Node:
                 t.cancel()
 
     async def _shutdown(self) -> None:
-        if hasattr(self, "frontier"):
+        """Release this node's leases and close every part but the frontier."""
+        try:
             await self.fw.call(self.frontier.release_own_leases)
-        if hasattr(self, "pool"):
+        finally:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
-        await self.store.close()
-        crashpoints.reached(CrashPoint.STORE_CLOSED)
-        if hasattr(self, "metrics_file"):
+            await self.store.close()
+            crashpoints.reached(CrashPoint.STORE_CLOSED)
             self.metrics_file.write(self._snapshot())
             self.metrics_file.close()
-        if getattr(self, "exporter", None) is not None:
-            assert self.exporter is not None
-            self.exporter.close()
+            if self.exporter is not None:
+                self.exporter.close()
 
-    async def _final_counts(self) -> FrontierCounts:
-        counts = await self.fw.call(self.frontier.counts)
-        await self.fw.call(self.frontier.close)
+    async def _close_frontier(self) -> FrontierCounts:
+        try:
+            counts: FrontierCounts = await self.fw.call(self.frontier.counts)
+            await self.fw.call(self.frontier.close)
+        finally:
+            self.fw.shutdown()
         return counts
-
-    async def _find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
-        return await self.fw.call(self.frontier.find_payloads, digests)
-
-    async def _put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
-        await self.fw.call(self.frontier.put_payloads, items)
 
     # -- stages ------------------------------------------------------------------------
     async def _slot(self) -> None:
@@ -603,12 +544,3 @@ class Node:
     # -- metrics -----------------------------------------------------------------------
     def _snapshot(self) -> Snapshot:
         return build_snapshot(self)
-
-
-def import_index_payloads(frontier: FrontierStore, cdxj: Path, batch: int = 10_000) -> int:
-    """Move the payload digests of a crawl directory's index into the frontier (the
-    upgrade from crawl format 1, which read them from the index at every start)."""
-    items = [(d, uri, date) for d, (uri, date) in load_digests(cdxj).items()]
-    for i in range(0, len(items), batch):
-        frontier.put_payloads(items[i : i + batch])
-    return len(items)

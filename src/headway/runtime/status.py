@@ -1,26 +1,37 @@
-"""``headway status``: what a crawl directory holds, read without disturbing a running node."""
+"""``headway status``: what a crawl holds, read without disturbing a running node. The
+frontier's totals are read through the backend the ``store`` setting names (for the
+embedded store: the crawl directory's file)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 from headway.errors import CrawlDirError, StoreError
-from headway.frontier.sqlite import read_totals
+from headway.frontier.backends import StoreTarget, backend_for
 from headway.runtime.crawldir import MARKER, CrawlPaths
+from headway.settings import Settings
 
 
-def read_status(root: Path) -> dict[str, object]:
+def read_status(root: Path, store: str = "") -> dict[str, object]:
     paths = CrawlPaths(root)
     if not (root / MARKER).exists():
         raise CrawlDirError(f"{root} is not a headway crawl directory (no {MARKER})")
     info = json.loads((root / MARKER).read_text())
-    out: dict[str, object] = {"directory": str(root), "format": info.get("format")}
-    if paths.frontier.exists():
-        try:
-            out["frontier"] = read_totals(paths.frontier)
-        except StoreError as exc:
-            raise CrawlDirError(str(exc)) from None
+    out: dict[str, object] = {
+        "directory": str(root),
+        "format": info.get("format"),
+        "node_id": info.get("node_id"),
+    }
+    backend = backend_for(store)
+    target = StoreTarget(store, root, str(info.get("node_id") or ""), Settings())
+    try:
+        counts = backend.read_counts(target)
+    except StoreError as exc:
+        raise CrawlDirError(str(exc)) from None
+    if counts is not None:
+        out["frontier"] = dataclasses.asdict(counts)
     warcs = [p.stat().st_size for p in paths.warc_dir.glob("*.warc.gz")]
     out["warc_files"] = len(warcs)
     out["warc_bytes"] = sum(warcs)
@@ -53,8 +64,8 @@ def _last_line(path: Path, tail: int = 65536) -> str | None:
     return lines[-1] if lines else None
 
 
-def print_status(root: Path, as_json: bool = False) -> int:
-    status = read_status(root)
+def print_status(root: Path, as_json: bool = False, store: str = "") -> int:
+    status = read_status(root, store)
     if as_json:
         print(json.dumps(status, indent=2))
         return 0

@@ -1,0 +1,59 @@
+"""The embedded backend as the ``store`` setting finds it (see ``backends.py``): the
+SQLite frontier file inside the node's crawl directory."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from headway.errors import StoreError
+from headway.frontier.backends import StoreTarget, limits_from_settings
+from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.store import SHED_REASONS, FrontierCounts
+
+#: The frontier's file name inside the crawl directory.
+FRONTIER_FILE = "frontier.sqlite3"
+
+
+class SqliteBackend:
+    """Opens the crawl directory's frontier file; reads its totals read-only."""
+
+    def open(self, target: StoreTarget) -> SqliteFrontier:
+        f = target.settings.frontier
+        return SqliteFrontier(
+            target.crawl_dir / FRONTIER_FILE,
+            limits_from_settings(target.settings),
+            node_id=target.node_id,
+            cache_size_kib=f.frontier_cache_mib * 1024,
+        )
+
+    def read_counts(self, target: StoreTarget) -> FrontierCounts | None:
+        path = target.crawl_dir / FRONTIER_FILE
+        return read_counts(path) if path.exists() else None
+
+
+def read_counts(path: Path) -> FrontierCounts:
+    """The totals of a frontier file, read without opening it for writing or loading its
+    Bloom filter: for looking at a crawl, also a running one."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            totals = dict(con.execute("SELECT name, value FROM totals"))
+            shed = dict(con.execute("SELECT reason, count FROM shed"))
+            (hosts,) = con.execute("SELECT count(*) FROM hosts WHERE queued > 0").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the frontier {path}: {exc}") from exc
+    return FrontierCounts(
+        queued=totals.get("queued", 0),
+        leased=totals.get("leased", 0),
+        done=totals.get("done", 0),
+        failed=totals.get("failed", 0),
+        seen=totals.get("seen", 0),
+        hosts_queued=hosts,
+        shed={r: shed.get(r, 0) for r in SHED_REASONS},
+    )
+
+
+BACKEND = SqliteBackend()

@@ -1,0 +1,163 @@
+"""The one factory of a node: every component built from the settings before anything
+runs, so the node only runs them.
+
+Contract of ``build_node_parts``: on success every part is built and opened (crawl
+directory locked, frontier open for this node, store recovered, parser processes warm,
+metrics outputs open); on failure whatever was already built is closed again and the
+error propagates (a ``ConfigError`` for a store that is not available, a
+``CrawlDirError`` for a frontier that cannot be opened). The node closes the parts at its
+end (``NodeParts`` names them; the node owns their order of shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from headway.errors import CrawlDirError, HeadwayError
+from headway.frontier.backends import StoreTarget, backend_for
+from headway.frontier.store import FrontierStore
+from headway.policy.robots import RobotsCache
+from headway.runtime.components import host_limit_params
+from headway.runtime.crawldir import CrawlDir, CrawlPaths
+from headway.runtime.metrics import MetricsFile, PrometheusExporter
+from headway.runtime.parsepool import ParsePool
+from headway.runtime.scheduler import Scheduler, SkipHook
+from headway.runtime.stage import Stage
+from headway.runtime.storewriter import StoreWriter
+from headway.runtime.work import PageWork, SettleItem
+from headway.runtime.worker import ThreadWorker
+from headway.settings import Settings, parse_host_limits
+from headway.store.cdxj import load_digests
+from headway.urls.scope import OptOut
+
+log = logging.getLogger(__name__)
+
+#: Pages sent to a parser process in one round trip (when that many are waiting).
+PARSE_BATCH = 8
+
+
+@dataclass(slots=True)
+class NodeParts:
+    """The built components of one node."""
+
+    crawldir: CrawlDir
+    paths: CrawlPaths
+    node_id: str
+    fw: ThreadWorker  # the frontier's one worker thread
+    frontier: FrontierStore
+    store: StoreWriter
+    scheduler: Scheduler
+    parse_stage: Stage[PageWork]
+    store_stage: Stage[PageWork]
+    settle_stage: Stage[SettleItem]
+    pool: ParsePool
+    metrics_file: MetricsFile
+    exporter: PrometheusExporter | None
+
+
+def lease_seconds(settings: Settings) -> float:
+    """How long a lease lasts: longer than the slowest normal fetch."""
+    return settings.fetch.total_timeout + settings.frontier.lease_margin
+
+
+async def open_frontier(
+    settings: Settings, crawl_dir: Path, node_id: str, fw: ThreadWorker
+) -> FrontierStore:
+    """The frontier the ``store`` setting names, opened for ``node_id`` on ``fw``."""
+    backend = backend_for(settings.frontier.store)  # ConfigError when not available
+    target = StoreTarget(settings.frontier.store, crawl_dir, node_id, settings)
+    try:
+        return await fw.call(backend.open, target)
+    except HeadwayError:
+        raise
+    except Exception as exc:
+        raise CrawlDirError(f"cannot open the frontier: {exc}") from exc
+
+
+async def build_node_parts(
+    settings: Settings,
+    *,
+    optout: OptOut | None,
+    on_skip: SkipHook,
+    clock: Callable[[], float],
+) -> NodeParts:
+    s = settings
+    async with AsyncExitStack() as stack:
+        crawldir = CrawlDir(s.crawl.out)
+        paths = crawldir.open()
+        stack.callback(crawldir.close)
+        fw = ThreadWorker("frontier")
+        stack.callback(fw.shutdown)
+        frontier = await open_frontier(s, paths.root, crawldir.node_id, fw)
+        stack.push_async_callback(fw.call, frontier.close)
+
+        async def find_payloads(digests: Sequence[str]) -> dict[str, tuple[str, str]]:
+            return await fw.call(frontier.find_payloads, digests)
+
+        async def put_payloads(items: Sequence[tuple[str, str, str]]) -> None:
+            await fw.call(frontier.put_payloads, items)
+
+        store = StoreWriter(paths, s, find_payloads=find_payloads, put_payloads=put_payloads)
+        await store.open()
+        stack.push_async_callback(store.close)
+        if crawldir.upgrade_from is not None:
+            moved = await fw.call(import_index_payloads, frontier, paths.cdxj)
+            crawldir.finish_upgrade()
+            log.info("crawl directory upgraded: %d payload digests moved to the frontier", moved)
+        scheduler = Scheduler(
+            frontier,
+            fw,
+            limits=host_limit_params(s),
+            robots=RobotsCache(),
+            robots_ttl=s.politeness.robots_ttl,
+            crawl_delay_max=s.politeness.crawl_delay_max,
+            lease_seconds=lease_seconds(s),
+            optout=optout,
+            on_skip=on_skip,
+            robots_give_up=s.politeness.robots_give_up,
+            host_ceilings=parse_host_limits(s.politeness.host_limit),
+            clock=clock,
+        )
+        pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
+        loop = asyncio.get_running_loop()
+        stack.push_async_callback(loop.run_in_executor, None, pool.close)
+        await loop.run_in_executor(None, pool.warm_up)
+        metrics_file = MetricsFile(paths.metrics)
+        stack.callback(metrics_file.close)
+        exporter: PrometheusExporter | None = None
+        if s.runtime.metrics_port:
+            exporter = PrometheusExporter()
+            exporter.start(s.runtime.metrics_port)
+            stack.callback(exporter.close)
+        parts = NodeParts(
+            crawldir=crawldir,
+            paths=paths,
+            node_id=crawldir.node_id,
+            fw=fw,
+            frontier=frontier,
+            store=store,
+            scheduler=scheduler,
+            parse_stage=Stage("parse-queue", s.runtime.parse_queue),
+            store_stage=Stage("store", s.runtime.store_queue),
+            settle_stage=Stage("settle", s.runtime.settle_batch * 4),
+            pool=pool,
+            metrics_file=metrics_file,
+            exporter=exporter,
+        )
+        stack.pop_all()
+        return parts
+    raise AssertionError("unreachable")  # pragma: no cover - the stack never swallows
+
+
+def import_index_payloads(frontier: FrontierStore, cdxj: Path, batch: int = 10_000) -> int:
+    """Move the payload digests of a crawl directory's index into the frontier (the
+    upgrade from crawl format 1, which read them from the index at every start)."""
+    items = [(d, uri, date) for d, (uri, date) in load_digests(cdxj).items()]
+    for i in range(0, len(items), batch):
+        frontier.put_payloads(items[i : i + batch])
+    return len(items)

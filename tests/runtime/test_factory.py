@@ -1,0 +1,94 @@
+"""The one factory: the ``store`` setting picks the frontier backend; ``headway status``
+reads the frontier through that backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headway.errors import ConfigError
+from headway.frontier import backends
+from headway.frontier.backends import StoreTarget, backend_for, store_scheme
+from headway.frontier.sqlite import SqliteFrontier
+from headway.runtime.crawldir import CrawlDir
+from headway.runtime.factory import build_node_parts, open_frontier
+from headway.runtime.status import read_status
+from headway.runtime.worker import ThreadWorker
+from headway.settings import build_settings
+from tests.frontier.conftest import entry
+
+UA = "testbot/1.0 (+https://example.org/bot)"
+
+
+def test_store_setting_names_a_backend_scheme() -> None:
+    assert store_scheme("") == "sqlite"
+    assert store_scheme("redis://10.0.0.5:6379/0") == "redis"
+    assert store_scheme("REDISS://h:1") == "rediss"
+    assert store_scheme("redis+cluster://h1:7000,h2:7001") == "redis+cluster"
+    for bad in ("mysql://h", "redis", "/tmp/x.db"):
+        with pytest.raises(ConfigError, match=r"frontier\.store"):
+            store_scheme(bad)
+
+
+def test_bad_store_value_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ConfigError, match=r"frontier\.store") as err:
+        build_settings({"user_agent": UA, "store": "postgres://u:secret@h/db"})
+    assert "secret" not in str(err.value)
+
+
+def test_missing_backend_module_is_a_clear_not_available_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(backends.BACKEND_MODULES, "redis", "headway.frontier.no_such_backend")
+    with pytest.raises(ConfigError, match=r"redis:// stores are not available"):
+        backend_for("redis://127.0.0.1:1/0")
+
+
+async def test_default_store_opens_the_crawl_directory_sqlite_file(tmp_path: Path) -> None:
+    settings = build_settings({"user_agent": UA, "out": tmp_path / "c"})
+    crawldir = CrawlDir(settings.crawl.out)
+    paths = crawldir.open()
+    fw = ThreadWorker("test")
+    frontier = await open_frontier(settings, paths.root, crawldir.node_id, fw)
+    try:
+        assert isinstance(frontier, SqliteFrontier)
+        assert frontier.node_id == crawldir.node_id
+        frontier.add([entry("http://a.test/1"), entry("http://b.test/2")], now=0)
+        frontier.lease_many([("a.test", 1)], now=0, lease_seconds=60)
+    finally:
+        await fw.call(frontier.close)
+        fw.shutdown()
+        crawldir.close()
+    status = read_status(paths.root)
+    assert status["node_id"] == crawldir.node_id
+    counts = status["frontier"]
+    assert isinstance(counts, dict)
+    assert (counts["queued"], counts["leased"], counts["seen"], counts["hosts_queued"]) == (
+        1,
+        1,
+        2,
+        1,
+    )
+    backend = backend_for("")
+    target = StoreTarget("", tmp_path / "elsewhere", "", settings)
+    assert backend.read_counts(target) is None
+
+
+async def test_failed_build_closes_what_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(backends.BACKEND_MODULES, "redis", "headway.frontier.no_such_backend")
+    settings = build_settings(
+        {"user_agent": UA, "out": tmp_path / "c", "store": "redis://127.0.0.1:1/0"}
+    )
+
+    async def no_skip(*_: object) -> None:
+        return None
+
+    with pytest.raises(ConfigError, match="not available") as err:
+        await build_node_parts(settings, optout=None, on_skip=no_skip, clock=lambda: 0.0)
+    again = CrawlDir(settings.crawl.out)  # the lock was let go (not merely garbage)
+    again.open()
+    again.close()
+    assert err.traceback  # kept alive until here: nothing was freed by collection
