@@ -143,6 +143,28 @@ async def test_limits_stop_the_crawl_and_resume_continues(tmp_path: Path) -> Non
         assert max(counts.values()) == 1, "resume refetched nothing already done"
 
 
+async def test_robots_429_means_unavailable_and_the_host_is_crawled(tmp_path: Path) -> None:
+    """RFC 9309 2.3.1.3: a 4xx robots.txt, 429 included, is "unavailable": everything
+    is allowed. The simulated web's oracle and the crawler must agree end to end."""
+    spec = SimWebSpec(
+        hosts=2,
+        host_spec=HostSpec(pages=4, links_per_page=2),
+        overrides={1: HostSpec(pages=4, links_per_page=2, robots_status=429)},
+        cross_links=0.0,
+    )
+    async with SimWeb(spec) as web:
+        summary = await Node(crawl_settings(tmp_path / "c", delay=0.0), web.seeds()).run()
+        assert summary.stopped_by == "finished"
+        expected = web.expected_pages(TOKEN)
+        on_429_host = {u for u in expected if web.hosts[1] in u}
+        assert len(on_429_host) >= 2, "the oracle counts the host's pages as allowed"
+        fetched = Counter(fetched_urls(web, web.log))
+        assert set(fetched) == expected
+        assert max(fetched.values()) == 1
+        robots = [r for r in web.log if r.host == web.hosts[1] and r.path == "/robots.txt"]
+        assert [r.status for r in robots] == [429]
+
+
 def _robots_503_spec() -> SimWebSpec:
     """Two hosts; the second one's robots.txt answers 503."""
     return SimWebSpec(

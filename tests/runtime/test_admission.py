@@ -96,3 +96,25 @@ def test_memory_pressure_sheds_the_deepest_links_first_and_recovers() -> None:
     adm.adjust_for_memory(False, max_depth=3)
     assert adm.shed_depth is None
     assert len(adm.admit(["https://example.org/d2"], 2, None)) == 1
+
+
+def test_every_trap_reaches_the_trap_check_through_admission() -> None:
+    """Shallow traps too: the cheap pre-filter must not let them past the full check."""
+    adm = _admission()
+    traps = [
+        "https://example.org/a/a/a",  # a segment three times, five slashes in all
+        "https://example.org/a/a/a/",
+        "https://example.org/x/b/x/x",
+        "https://example.org/" + "/".join(f"d{i}" for i in range(16)),  # 16 segments
+        "https://example.org/cal?from=1850-01",  # a far year in the query
+        "https://example.org/" + "q" * 1000,
+    ]
+    assert adm.admit(traps, 1, None) == []
+    assert adm.rejected == {"trap-suspect": len(traps)}
+    fine = [
+        "https://example.org/a/a",  # twice is allowed
+        "https://example.org/a/b/c",
+        "https://example.org/a//a/b",
+        "https://example.org/" + "/".join(f"d{i}" for i in range(15)),
+    ]
+    assert [e.url for e in adm.admit(fine, 1, None)] == fine

@@ -90,7 +90,7 @@ def test_cross_links(cross: float, expect_other: bool) -> None:
         (HostSpec(robots=None), "/private/1", True),
         (HostSpec(robots_status=404), "/private/1", True),
         (HostSpec(robots_status=503), "/p/1", False),
-        (HostSpec(robots_status=429), "/p/1", False),
+        (HostSpec(robots_status=429), "/p/1", True),  # RFC 9309: 4xx is "unavailable"
         (HostSpec(robots="User-agent: *\nDisallow: /p/1\n"), "/p/12", False),
         (HostSpec(robots="User-agent: *\nDisallow: /p/1\n"), "/p/2", True),
     ],

@@ -11,19 +11,31 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
 from headway.frontier.store import UrlEntry
-from headway.policy.priority import MAX_URL_LENGTH, looks_like_trap, priority_for
+from headway.policy.priority import (
+    MAX_PATH_DEPTH,
+    MAX_SEGMENT_REPEATS,
+    MAX_URL_LENGTH,
+    looks_like_trap,
+    priority_for,
+)
 from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
 from headway.urls.scope import Scope
 
-_YEARISH = re.compile(r"[/-](1[89]\d\d|2\d{3})[/-]")
+_YEARISH = re.compile(r"(?<!\d)(1[89]\d\d|2\d{3})[/-]")
 
 
 def _maybe_trap(url: str) -> bool:
-    """Cheap pre-filter for ``looks_like_trap`` (which costs ~15 us): only long URLs, deep
-    paths, paths deep enough to repeat a segment, or a year-like segment need the full
-    check."""
-    return len(url) > MAX_URL_LENGTH or url.count("/") > 6 or _YEARISH.search(url) is not None
+    """Cheap pre-filter for ``looks_like_trap`` (which costs ~15 us): true for every URL
+    that check can flag (too long, too deep, a path segment repeated more than
+    ``MAX_SEGMENT_REPEATS`` times, a year-like number), and for few others."""
+    slashes = url.count("/")
+    if len(url) > MAX_URL_LENGTH or slashes > MAX_PATH_DEPTH + 2 or _YEARISH.search(url):
+        return True
+    if slashes < 3 + MAX_SEGMENT_REPEATS:  # "scheme://host" and too few segments to repeat
+        return False
+    segments = url.split("?", 1)[0].split("/")[3:]
+    return len(segments) - len(set(segments)) >= MAX_SEGMENT_REPEATS
 
 
 class Admission:

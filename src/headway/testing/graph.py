@@ -256,14 +256,14 @@ def robots_body(spec: HostSpec) -> str | None:
 
 def robots_allows(spec: HostSpec) -> Callable[[str, str], bool]:
     """``allowed(url, user_agent_token)`` as RFC 9309 reads this host's robots.txt:
-    a 2xx body is parsed; 4xx other than 429 (and no robots.txt) allow everything;
-    429, 5xx and anything else disallow everything."""
+    a 2xx body is parsed; any 4xx, 429 included (RFC 9309 2.3.1.3: "unavailable"), and
+    no robots.txt allow everything; 5xx and anything else disallow everything."""
     body = robots_body(spec)
     status = spec.robots_status if body is not None else 404
     if 200 <= status < 300 and body is not None:
         parsed = Protego.parse(body)
         return lambda url, agent: bool(parsed.can_fetch(url, agent))
-    allow = 400 <= status < 500 and status != 429
+    allow = 400 <= status < 500
     return lambda url, agent: allow
 
 
