@@ -10,6 +10,17 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
+# pywb, for the test that replays a crawl from headway's own index, in a venv of its own
+# (its dependencies are not headway's). A failed install is reported; that test then
+# skips and names the log.
+if [ ! -x .venv-pywb/bin/wayback ]; then
+    echo "== pywb (for the replay test)"
+    rm -rf .venv-pywb
+    if ! { "$PY" -m venv .venv-pywb \
+        && .venv-pywb/bin/python -m pip install --quiet "pywb>=2.8,<3"; } >.pywb-install.log 2>&1; then
+        echo "pywb could not be installed (see .pywb-install.log): its replay test will skip"
+    fi
+fi
 # The Redis backend's tests start their own redis-server processes (Debian's package).
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then

@@ -40,6 +40,7 @@ class CrashPoint(StrEnum):
     STORE_FLUSHED = "store-flushed"  # a batch flushed to the OS, not yet settled
     SETTLED = "settled"  # a settle transaction committed
     # a clean stop
+    INDEX_SORTING = "index-sorting"  # the sorted index written aside, not in place
     STORE_CLOSED = "store-closed"  # store files closed, the frontier not yet closed
     # a parser process (kills that process only)
     PARSE = "parse"  # a parser process about to parse a page

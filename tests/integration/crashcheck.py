@@ -108,7 +108,10 @@ def check_crawl_dir(
     # every index line frames a complete record of its URL, and every URL done is
     # indexed (a record written just before a crash may be left unindexed: the URL was
     # not settled, so it is fetched, written and indexed again)
-    indexed = Counter(check_index_line(out, line) for line in index_lines(out))
+    lines = index_lines(out)
+    indexed = Counter(check_index_line(out, line) for line in lines)
+    encoded = [line.encode() for line in lines]
+    assert encoded == sorted(encoded), "the index is not sorted (bytes order)"
     assert all(n <= captures[u] for u, n in indexed.items())
     assert done <= set(indexed), sorted(done - set(indexed))[:5]
     # the crawl log: whole lines only, one at least for every URL done

@@ -81,6 +81,7 @@ CASES: dict[CrashPoint, int] = {
     CrashPoint.WARC_ROTATED: 1,
     CrashPoint.STORE_FLUSHED: 2,
     CrashPoint.SETTLED: 2,
+    CrashPoint.INDEX_SORTING: 1,
     CrashPoint.STORE_CLOSED: 1,
 }
 

@@ -21,6 +21,7 @@ from headway.runtime.work import PageWork
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.cdxj import CdxjWriter
+from headway.store.cdxjsort import discard_leftovers, sort_index
 from headway.store.crawllog import CrawlLog, CrawlLogEntry
 from headway.store.recovery import recover_store
 from headway.store.warc import WarcWriter, payload_digest
@@ -77,6 +78,7 @@ class StoreWriter:
 
     def _open(self) -> None:
         p = self._paths
+        discard_leftovers(p.cdxj)
         report = recover_store(
             p.root,
             warc_glob=_newest_warc_glob(p),
@@ -201,6 +203,10 @@ class StoreWriter:
         for w in (self._warc, self._cdxj, self._log):
             if w is not None:
                 w.close()
+        if self._cdxj is not None:
+            # appended in capture order while running; sorted once here, so replay tools
+            # can binary-search it as written
+            sort_index(self._paths.cdxj)
 
 
 def _digests_of(batch: Sequence[PageWork]) -> list[str | None]:

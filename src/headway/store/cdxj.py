@@ -8,8 +8,8 @@ Line format (the pywb/OutbackCDX convention)::
 
 ``status``, ``length`` and ``offset`` are strings, as the common indexers write them.
 ``mime`` is the Content-Type without parameters (``unk`` when absent), or
-``warc/revisit`` for revisit records. Lines are appended in capture order; the file is not
-sorted (sort it with ``LC_ALL=C sort`` before serving it with a replay tool).
+``warc/revisit`` for revisit records. Lines are appended in capture order; the store sorts
+the file when it closes (``store.cdxjsort``).
 
 ``load_digests`` rebuilds, from an existing index, the payload digest -> first capture map
 the WARC writer needs to keep writing revisits across restarts.

@@ -1,0 +1,98 @@
+"""Sorting the CDXJ index in place, so replay tools can binary-search it as written.
+
+pywb (and other CDXJ readers) look lines up by binary search over the file, comparing
+bytes; an index in capture order makes almost every lookup miss. The index is appended in
+capture order while a crawl runs (appending is what keeps it crash-safe) and sorted once
+when the store closes.
+
+Contract of ``sort_index``: afterwards the file holds the same lines, sorted by their
+bytes (``LC_ALL=C sort`` order). It is an external merge sort (runs of at most
+``run_lines`` lines sorted in memory, then merged), so memory stays bounded however large
+the index. The sorted copy is written beside the index (``<name>.sorting``), fsynced and
+then renamed over it: a crash at any moment leaves either the old or the sorted index,
+never a mix. Leftovers of an interrupted sort are removed by ``discard_leftovers``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from headway import crashpoints
+from headway.crashpoints import CrashPoint
+
+log = logging.getLogger(__name__)
+
+RUN_LINES = 500_000
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as fh:
+        for line in fh:
+            yield line if line.endswith(b"\n") else line + b"\n"
+
+
+def is_sorted(path: Path) -> bool:
+    prev = b""
+    for line in _lines(path):
+        if line < prev:
+            return False
+        prev = line
+    return True
+
+
+def _leftovers(path: Path) -> list[Path]:
+    return [
+        p
+        for p in path.parent.glob(path.name + ".*")
+        if p.name == path.name + ".sorting" or p.name.startswith(path.name + ".run-")
+    ]
+
+
+def discard_leftovers(path: Path) -> None:
+    """Remove what an interrupted ``sort_index`` of ``path`` left beside it."""
+    for p in _leftovers(path):
+        p.unlink(missing_ok=True)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sort_index(path: Path, *, run_lines: int = RUN_LINES) -> bool:
+    """Sort the index at ``path`` in place (see the module docstring); False when it was
+    already sorted (or absent) and nothing was rewritten."""
+    if not path.exists() or is_sorted(path):
+        return False
+    discard_leftovers(path)
+    runs: list[Path] = []
+    try:
+        lines = _lines(path)
+        while chunk := list(itertools.islice(lines, run_lines)):
+            chunk.sort()
+            run = path.with_name(f"{path.name}.run-{len(runs)}")
+            run.write_bytes(b"".join(chunk))
+            runs.append(run)
+        tmp = path.with_name(path.name + ".sorting")
+        with contextlib.ExitStack() as stack, tmp.open("wb") as out:
+            sources = [stack.enter_context(r.open("rb")) for r in runs]
+            out.writelines(heapq.merge(*sources))
+            out.flush()
+            os.fsync(out.fileno())
+        crashpoints.reached(CrashPoint.INDEX_SORTING)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    finally:
+        for run in runs:
+            run.unlink(missing_ok=True)
+    log.info("sorted the index %s (%d runs)", path.name, len(runs))
+    return True
