@@ -158,34 +158,62 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+def _is_io_failure(exc: BaseException) -> bool:
+    """An operating-system failure: a file or the disk (SQLite reports a full or
+    read-only disk as its own error type)."""
+    if isinstance(exc, OSError):
+        return True
+    import sqlite3
+
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.Error) and any(
+        word in text for word in ("disk", "readonly", "read-only", "i/o")
+    )
+
+
+def _write_error_log(out: Path | None, text: str) -> str:
+    """Append ``text`` to ``<out>/error.log``; what to tell the operator about it. Never
+    raises: the disk may be the very thing that failed."""
+    if out is None:
+        return ""
+    log_path = Path(out) / "error.log"
+    try:
+        if not Path(out).is_dir():
+            return ""
+        with log_path.open("a", encoding="utf-8") as fh:
+            fh.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n{text}")
+    except OSError as exc:
+        return f" (the details could not be written to {log_path}: {exc.strerror or exc})"
+    return (
+        f" (details in {log_path}; the crawl directory is consistent and the same command "
+        "resumes it)"
+    )
+
+
 def _report_failure(exc: BaseException, out: Path | None) -> int:
-    """A failure inside a running crawl: one clear line per cause; the full traceback goes
-    to ``<crawl directory>/error.log`` (or stderr when there is no directory)."""
+    """A failure inside a running crawl: one clear line per cause, the last one saying
+    where the full traceback went (``<crawl directory>/error.log``; stderr when there is
+    no directory). Writing error.log into a full or read-only directory fails quietly."""
     import traceback
 
     if isinstance(exc, SystemExit):
         raise exc
     leaves = _leaves(exc)
+    lines = []
     for leaf in leaves:
         if isinstance(leaf, HeadwayError):
-            print(f"headway: error: {leaf}", file=sys.stderr)
-        elif isinstance(leaf, OSError):
-            print(f"headway: error: I/O failure: {leaf}", file=sys.stderr)
+            lines.append(f"headway: error: {leaf}")
+        elif _is_io_failure(leaf):
+            lines.append(f"headway: error: I/O failure: {leaf}")
         else:
-            print(f"headway: internal error: {type(leaf).__name__}: {leaf}", file=sys.stderr)
+            lines.append(f"headway: internal error: {type(leaf).__name__}: {leaf}")
     text = "".join(traceback.format_exception(exc))
-    if out is not None and Path(out).is_dir():
-        log_path = Path(out) / "error.log"
-        with log_path.open("a", encoding="utf-8") as fh:
-            fh.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n{text}")
-        print(
-            f"headway: details in {log_path}; the crawl directory is consistent and the "
-            "same command resumes it",
-            file=sys.stderr,
-        )
-    else:
+    where = _write_error_log(out, text)
+    lines[-1] += where
+    print("\n".join(lines), file=sys.stderr)
+    if not where:
         print(text, file=sys.stderr)
-    return 2 if all(isinstance(e, HeadwayError | OSError) for e in leaves) else 1
+    return 2 if all(isinstance(e, HeadwayError) or _is_io_failure(e) for e in leaves) else 1
 
 
 def _crawl(args: argparse.Namespace) -> int:
@@ -199,13 +227,18 @@ def _crawl(args: argparse.Namespace) -> int:
     _setup_logging(settings.output.log_format, settings.output.quiet)
     from headway.runtime.components import canon_options
     from headway.urls.scope import load_optout
-    from headway.urls.seeds import load_seeds
+    from headway.urls.seeds import MAX_PROBLEMS, load_seeds
 
     seeds, problems = load_seeds(
-        args.seeds, default_scheme=settings.crawl.seed_scheme, options=canon_options(settings)
+        args.seeds,
+        default_scheme=settings.crawl.seed_scheme,
+        options=canon_options(settings),
+        max_length=settings.scope.max_url_length,
     )
     for p in problems:
         log.warning("%s line %d skipped: %s (%r)", args.seeds, p.line_no, p.reason, p.line)
+    if len(problems) >= MAX_PROBLEMS:
+        log.warning("%s: further unusable lines not listed", args.seeds)
     optout = None
     if settings.scope.optout_file is not None:
         optout, oproblems = load_optout(settings.scope.optout_file)

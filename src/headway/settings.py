@@ -384,14 +384,27 @@ def _range(key: Key) -> str:
     return f"[{lo}, {hi}]"
 
 
+#: A settings file is a few kilobytes; anything past this is refused unread.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def load_toml(path: Path) -> dict[str, Any]:
-    """Flat ``{key: value}`` from a TOML file with one table per section."""
+    """Flat ``{key: value}`` from a TOML file with one table per section. A file larger
+    than ``MAX_CONFIG_BYTES``, or a value Python refuses (an integer of thousands of
+    digits), is a ConfigError like any invalid TOML."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError("config", f"cannot read {path}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError("config", f"{path} is not valid TOML: {exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError("config", f"{path} is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError, UnicodeDecodeError,
+        # and int() past its digit limit are all ValueErrors
+        message = str(exc).split(";", 1)[0]
+        raise ConfigError("config", f"{path} is not valid TOML: {message}") from None
     flat: dict[str, Any] = {}
     sections = {f.name for f in dataclasses.fields(Settings)}
     for sec, table in data.items():

@@ -83,7 +83,7 @@ def test_load_seeds_reads_utf8_with_bom(tmp_path: Path) -> None:
     [
         (None, "cannot read seeds file"),
         (b"example.org\n\xff\xfe\n", "not UTF-8 (line 2)"),
-        (b"", "no valid seed"),
+        (b"", "no usable seed"),
         (b"# only a comment\n\n", "file is empty"),
         (b"ftp://a.org/\n", "line 1: unsupported scheme"),
     ],
@@ -107,3 +107,57 @@ def test_seed_hosts_must_be_real_host_names(line: str) -> None:
 def test_seed_hosts_accepted(line: str) -> None:
     seeds, problems = parse_seeds([line])
     assert len(seeds) == 1 and problems == []
+
+
+def test_overlong_lines_are_problems_read_in_bounded_memory(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from headway.urls.seeds import MAX_SEED_LINE
+
+    path = tmp_path / "seeds.txt"
+    with path.open("wb") as fh:
+        fh.write(b"http://a.example/" + b"x" * 20_000_000 + b"\nexample.org\n")
+        fh.write(b"http://b.example/" + b"y" * MAX_SEED_LINE)  # last line, no newline
+    tracemalloc.start()
+    try:
+        seeds, problems = load_seeds(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert seeds == ["https://example.org/"]
+    assert [(p.line_no, p.reason) for p in problems] == [
+        (1, f"line longer than {MAX_SEED_LINE} bytes"),
+        (3, f"line longer than {MAX_SEED_LINE} bytes"),
+    ]
+    assert peak < 1_000_000, peak  # never the 20 MB line
+
+
+def test_only_seed_unusable_is_no_usable_seed(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(b"http://a.example/" + b"a" * 50_000_000 + b"\n")
+    with pytest.raises(SeedError, match=r"no usable seed .*line 1: line longer than"):
+        load_seeds(path)
+    path.write_bytes(b"http://a.example/" + b"a" * 3000 + b"\n")
+    with pytest.raises(SeedError, match="URL longer than 2083"):
+        load_seeds(path, max_length=2083)
+
+
+def test_endless_source_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import headway.urls.seeds as seeds_module
+
+    monkeypatch.setattr(seeds_module, "MAX_SEEDS_BYTES", 1_000_000)
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(b"http://a.example/\n" * 100_000)
+    with pytest.raises(SeedError, match="larger than"):
+        load_seeds(path)
+    with pytest.raises(SeedError, match="larger than"):
+        load_seeds(Path("/dev/zero"))
+
+
+def test_problems_kept_are_bounded_and_short() -> None:
+    from headway.urls.seeds import MAX_PROBLEMS, SHOWN_CHARS
+
+    lines = [f"ftp://{i}.example/{'p' * 500}" for i in range(MAX_PROBLEMS + 50)]
+    _, problems = parse_seeds(lines)
+    assert len(problems) == MAX_PROBLEMS
+    assert max(len(p.line) for p in problems) <= SHOWN_CHARS + 3

@@ -86,6 +86,17 @@ class CrawlDir:
         self.upgrade_from: int | None = None
 
     def open(self) -> CrawlPaths:
+        """Create or resume the crawl directory and take its lock. Any file-system failure
+        (read-only, full, a name too long) is a CrawlDirError naming the directory."""
+        try:
+            return self._open()
+        except OSError as exc:
+            self.close()
+            raise CrawlDirError(
+                f"cannot use {self.paths.root} as the crawl directory: {exc.strerror or exc}"
+            ) from None
+
+    def _open(self) -> CrawlPaths:
         root = self.paths.root
         if root.exists() and not root.is_dir():
             raise CrawlDirError(f"{root} exists and is not a directory")

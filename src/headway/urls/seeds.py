@@ -7,15 +7,22 @@ or a bare domain with an optional path or port (``example.org``, ``example.org/n
 result is the canonical URLs, de-duplicated in first-seen order, and one
 :class:`SeedProblem` per unusable line (1-based line numbers). A bad line never stops
 the rest: only :func:`load_seeds` raises, when the file itself is unusable.
+
+:func:`load_seeds` reads the file as a stream in bounded memory, whatever it is (a
+pipe, a device that never ends): a line longer than ``MAX_SEED_LINE`` bytes is skipped
+as a problem without being held, a file longer than ``MAX_SEEDS_BYTES`` is refused, at
+most ``MAX_PROBLEMS`` problems are kept, and a problem shows at most ``SHOWN_CHARS`` of
+its line.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import urlsplit
 
 from headway.errors import SeedError
@@ -26,6 +33,16 @@ __all__ = ["SeedProblem", "load_seeds", "parse_seeds"]
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _TRAILING_COMMENT = re.compile(r"\s+#.*$")
 _MAX_PROBLEMS_SHOWN = 5
+
+#: Longest seed line read, in bytes (no usable URL is longer); longer lines are problems.
+MAX_SEED_LINE = 8192
+#: Largest seeds file read, in bytes; past it the file is refused (an endless source).
+MAX_SEEDS_BYTES = 64 * 1024 * 1024
+#: Problems kept per file (the rest are counted in the log, not kept).
+MAX_PROBLEMS = 1000
+#: Characters of an unusable line shown in its problem.
+SHOWN_CHARS = 100
+_READ = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,34 +95,53 @@ def _host_problem(url: str) -> str | None:
 
 
 def parse_seeds(
-    lines: Iterable[str],
+    lines: Iterable[str | None],
     *,
     default_scheme: str = "https",
     options: CanonOptions = DEFAULT_OPTIONS,
+    max_length: int | None = None,
 ) -> tuple[list[str], list[SeedProblem]]:
-    """Canonical seed URLs and the problems of the lines that were skipped."""
+    """Canonical seed URLs and the problems of the lines that were skipped (at most
+    ``MAX_PROBLEMS``); a line given as None was too long to read. ``max_length``: longer
+    canonical URLs are problems (admission would refuse them)."""
     if default_scheme not in ("http", "https"):
         raise ValueError(f"default_scheme must be 'http' or 'https', not {default_scheme!r}")
     seeds: list[str] = []
     seen: set[str] = set()
     problems: list[SeedProblem] = []
+    texts: set[str] = set()
+
+    def problem(line_no: int, line: str, reason: str) -> None:
+        if len(problems) < MAX_PROBLEMS:
+            shown = line if len(line) <= SHOWN_CHARS else line[:SHOWN_CHARS] + "..."
+            problems.append(SeedProblem(line_no, shown, reason))
+
     for line_no, raw in enumerate(lines, start=1):
+        if raw is None:
+            problem(line_no, "", f"line longer than {MAX_SEED_LINE} bytes")
+            continue
         line = raw.rstrip("\r\n")
         text = line.strip()
         if not text or text.startswith("#"):
             continue
+        if text in texts:  # a repeated line costs a set look-up, not a parse
+            continue
+        texts.add(text)
         text = _TRAILING_COMMENT.sub("", text)
         url, reason = _seed_url(text, default_scheme)
         if url is None:
-            problems.append(SeedProblem(line_no, line, reason))
+            problem(line_no, line, reason)
             continue
         canonical = canonicalize(url, None, options)
         if canonical is None:
-            problems.append(SeedProblem(line_no, line, "not a valid URL"))
+            problem(line_no, line, "not a valid URL")
+            continue
+        if max_length is not None and len(canonical) > max_length:
+            problem(line_no, line, f"URL longer than {max_length} characters")
             continue
         host_problem = _host_problem(canonical)
         if host_problem is not None:
-            problems.append(SeedProblem(line_no, line, host_problem))
+            problem(line_no, line, host_problem)
             continue
         if canonical not in seen:
             seen.add(canonical)
@@ -113,27 +149,76 @@ def parse_seeds(
     return seeds, problems
 
 
+def _read_lines(fh: BinaryIO, path: Path) -> Iterator[str | None]:
+    """The lines of a seeds file, decoded; None for a line over ``MAX_SEED_LINE`` bytes
+    (read past, never held). Raises SeedError past ``MAX_SEEDS_BYTES`` or on bytes that
+    are not UTF-8."""
+    buf = b""
+    overlong = False
+    total = 0
+    line_no = 0
+
+    def decode(raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+        except UnicodeDecodeError:
+            raise SeedError(f"seeds file {path} is not UTF-8 (line {line_no})") from None
+
+    while True:
+        chunk = fh.read(_READ)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > MAX_SEEDS_BYTES:
+            raise SeedError(
+                f"seeds file {path} is larger than {MAX_SEEDS_BYTES // (1024 * 1024)} MiB "
+                "(an endless device or pipe?); split it and give the parts to later runs"
+            )
+        buf += chunk
+        start = 0
+        while True:
+            end = buf.find(b"\n", start)
+            if end < 0:
+                break
+            line_no += 1
+            if overlong or end - start > MAX_SEED_LINE:
+                yield None
+            else:
+                yield decode(buf[start:end])
+            overlong = False
+            start = end + 1
+        buf = buf[start:]
+        if len(buf) > MAX_SEED_LINE:
+            overlong = True
+            buf = b""
+    if buf or overlong:
+        line_no += 1
+        yield None if overlong else decode(buf)
+
+
 def load_seeds(
     path: Path,
     *,
     default_scheme: str = "https",
     options: CanonOptions = DEFAULT_OPTIONS,
+    max_length: int | None = None,
 ) -> tuple[list[str], list[SeedProblem]]:
-    """Read and parse a seeds file (UTF-8). Raises SeedError when the file cannot be
-    read, is not UTF-8, or holds no usable seed."""
+    """Read and parse a seeds file (UTF-8) in bounded memory (see the module docstring).
+    Raises SeedError when the file cannot be read, is not UTF-8, is too large, or holds
+    no usable seed."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            seeds, problems = parse_seeds(
+                _read_lines(fh, path),
+                default_scheme=default_scheme,
+                options=options,
+                max_length=max_length,
+            )
     except OSError as exc:
-        raise SeedError(f"cannot read seeds file {path}: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line_no = data[: exc.start].count(b"\n") + 1
-        raise SeedError(f"seeds file {path} is not UTF-8 (line {line_no})") from exc
-    seeds, problems = parse_seeds(text.splitlines(), default_scheme=default_scheme, options=options)
+        raise SeedError(f"cannot read seeds file {path}: {exc.strerror or exc}") from None
     if not seeds:
         detail = "; ".join(f"line {p.line_no}: {p.reason}" for p in problems[:_MAX_PROBLEMS_SHOWN])
         raise SeedError(
-            f"no valid seed in {path}" + (f" ({detail})" if detail else " (file is empty)")
+            f"no usable seed in {path}" + (f" ({detail})" if detail else " (file is empty)")
         )
     return seeds, problems

@@ -1,0 +1,168 @@
+"""Hostile operator input: each case is one line on stderr, exit code 2, no traceback, and
+nothing is lost (a full disk leaves a crawl directory that the same command resumes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from headway.testing.simweb import HostSpec, SimWebSpec
+from tests.integration.helpers import TOKEN, ThreadedSimWeb, crawl_argv, fetched_urls
+
+UA = "bot/1.0 (+https://example.org/bot)"
+FLAGS = ("--user-agent", UA, "--quiet", "--parsers", "1")
+
+
+def crawl(
+    seeds: Path, out: Path, *extra: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "headway.cli",
+            "crawl",
+            str(seeds),
+            "--out",
+            str(out),
+            *FLAGS,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def assert_one_line_exit_2(proc: subprocess.CompletedProcess[str], *words: str) -> str:
+    err = proc.stderr
+    assert proc.returncode == 2, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, lines
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+@pytest.fixture
+def seeds(tmp_path: Path) -> Path:
+    path = tmp_path / "seeds.txt"
+    path.write_text("http://a.example/\n")
+    return path
+
+
+def _mount(point: Path, options: str) -> None:
+    point.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {done.stderr.strip()}")
+
+
+@pytest.fixture
+def mounts(tmp_path: Path) -> Iterator[list[Path]]:
+    points: list[Path] = []
+    yield points
+    for point in points:
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+def test_toml_integer_of_5000_digits(tmp_path: Path, seeds: Path) -> None:
+    config = tmp_path / "big.toml"
+    config.write_text("[crawl]\nmax_pages = " + "1" * 5000 + "\n")
+    proc = crawl(seeds, tmp_path / "c", "--config", str(config))
+    assert_one_line_exit_2(proc, "not valid TOML", "4300")
+
+
+def test_endless_config_file(tmp_path: Path, seeds: Path) -> None:
+    proc = crawl(seeds, tmp_path / "c", "--config", "/dev/zero")
+    assert_one_line_exit_2(proc, "larger than")
+
+
+def test_out_name_too_long(tmp_path: Path, seeds: Path) -> None:
+    proc = crawl(seeds, tmp_path / ("a" * 300))
+    assert_one_line_exit_2(proc, "File name too long")
+
+
+def test_seeds_that_never_end(tmp_path: Path) -> None:
+    proc = crawl(Path("/dev/zero"), tmp_path / "c")
+    assert_one_line_exit_2(proc, "larger than 64 MiB")
+    pipe = subprocess.Popen(["yes", "http://a.example/"], stdout=subprocess.PIPE)
+    try:
+        proc = crawl(Path(f"/dev/fd/{pipe.stdout.fileno()}"), tmp_path / "c2")  # type: ignore[union-attr]
+    finally:
+        pipe.kill()
+        pipe.wait()
+    # the pipe's descriptor is not inherited: a clear refusal, never a hang or a traceback
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_only_seed_is_50_mb(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    with path.open("wb") as fh:
+        fh.write(b"http://a.example/" + b"a" * 50_000_000 + b"\n")
+    proc = crawl(path, tmp_path / "c")
+    line = assert_one_line_exit_2(proc, "no usable seed", "line 1: line longer than 8192 bytes")
+    assert len(line) < 500
+
+
+def test_read_only_crawl_directory(tmp_path: Path, seeds: Path, mounts: list[Path]) -> None:
+    point = tmp_path / "ro"
+    _mount(point, "ro,size=1m")
+    mounts.append(point)
+    proc = crawl(seeds, point / "c")
+    assert_one_line_exit_2(proc, "Read-only file system")
+    proc = crawl(seeds, point)
+    assert_one_line_exit_2(proc, "Read-only file system")
+
+
+def test_full_disk(tmp_path: Path, mounts: list[Path]) -> None:
+    point = tmp_path / "small"
+    _mount(point, "size=16m")
+    mounts.append(point)
+    out = point / "c"
+    spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=60, links_per_page=4), seed=5)
+    seeds = tmp_path / "seeds.txt"
+    filler = point / "filler"
+    with ThreadedSimWeb(spec) as web:
+        seeds.write_text("\n".join(web.seeds()) + "\n")
+        argv = crawl_argv(seeds, out, "--delay", "0", "--bloom-capacity", "1000")
+        # leave room for the crawl directory, not for the whole crawl
+        filler.write_bytes(b"\0" * (16 * 1024 * 1024 - 700_000))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=90)
+        line = assert_one_line_exit_2(proc)
+        assert "No space left" in line or "disk is full" in line, line
+        # nothing lost: with room again, the same command finishes the crawl
+        filler.unlink()
+        again = subprocess.run(argv, capture_output=True, text=True, timeout=90)
+        assert again.returncode == 0, again.stderr
+        missing = web.expected_pages(TOKEN) - set(fetched_urls(web, web.log))
+    assert not missing, sorted(missing)[:5]
+
+
+def test_error_log_into_a_full_directory(
+    tmp_path: Path, mounts: list[Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report of a full disk cannot write error.log either: still one line, no second
+    traceback."""
+    from headway.cli import _report_failure
+
+    point = tmp_path / "full"
+    _mount(point, "size=64k")
+    mounts.append(point)
+    with (point / "filler").open("wb", buffering=0) as fh, pytest.raises(OSError):
+        while True:
+            fh.write(b"\0" * 4096)
+    failure = BaseExceptionGroup("crawl", [OSError(28, "No space left on device")])
+    assert _report_failure(failure, point) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "No space left" in err and "could not be written" in err
