@@ -96,7 +96,7 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
             "time",
             f"{summary.seconds:.1f} s ({summary.fetches / max(summary.seconds, 1e-9):.1f} pages/s)",
         ),
-        ("CPU time", f"{summary.cpu_seconds:.1f} s"),
+        ("CPU time (node + parsers)", f"{summary.cpu_seconds:.1f} s"),
         ("outcomes", ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())) or "-"),
         (
             "frontier",
