@@ -1,5 +1,6 @@
-"""The command line: ``headway crawl``, ``headway status``, ``headway simweb``,
-``headway bench``. Every setting of ``headway.settings`` is a flag of ``crawl``."""
+"""The command line: ``headway crawl``, ``headway node``, ``headway status``,
+``headway simweb``, ``headway bench``. Every setting of ``headway.settings`` is a flag of
+``crawl`` and ``node``."""
 
 from __future__ import annotations
 
@@ -71,13 +72,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     crawl.add_argument("--config", type=Path, default=None, help="TOML settings file")
     _add_setting_flags(crawl)
-    status = sub.add_parser("status", help="show the state of a crawl directory")
-    status.add_argument("out", type=Path, help="crawl directory")
+    node = sub.add_parser(
+        "node",
+        help="join a shared crawl (--store, --crawl-id) as one more node, without seeds",
+        description="Run one more node of a shared crawl: it takes its share of the crawl's "
+        "shards from the store (--store, --crawl-id) and writes its own WARC files, index and "
+        "crawl log into --out. Settings as for crawl.",
+    )
+    node.add_argument("--config", type=Path, default=None, help="TOML settings file")
+    _add_setting_flags(node)
+    status = sub.add_parser(
+        "status",
+        help="show the state of a crawl directory, or of a shared crawl (--store, --crawl-id)",
+    )
+    status.add_argument("out", type=Path, nargs="?", default=None, help="crawl directory")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.add_argument(
         "--store",
         default=os.environ.get("HEADWAY_STORE", ""),
         help="frontier backend of the crawl (default: the embedded store in the directory)",
+    )
+    status.add_argument(
+        "--crawl-id",
+        default=os.environ.get("HEADWAY_CRAWL_ID"),
+        help="the shared crawl's id (with a redis --store)",
     )
     sim = sub.add_parser("simweb", help="serve the simulated web for trying configurations")
     sim.add_argument("--hosts", type=int, default=10, help="number of virtual hosts")
@@ -122,12 +140,10 @@ class _JsonFormatter(logging.Formatter):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "crawl":
+        if args.command in ("crawl", "node"):
             return _crawl(args)
         if args.command == "status":
-            from headway.runtime.status import print_status
-
-            return print_status(args.out, as_json=args.json, store=args.store)
+            return _status(args)
         if args.command == "simweb":
             return _simweb(args)
         if args.command == "bench":
@@ -216,6 +232,23 @@ def _report_failure(exc: BaseException, out: Path | None) -> int:
     return 2 if all(isinstance(e, HeadwayError) or _is_io_failure(e) for e in leaves) else 1
 
 
+def _status(args: argparse.Namespace) -> int:
+    if args.out is None:
+        if not args.store or args.crawl_id is None:
+            print(
+                "headway: error: give a crawl directory, or --store and --crawl-id of a shared"
+                " crawl",
+                file=sys.stderr,
+            )
+            return 2
+        from headway.runtime.status import print_shared_status
+
+        return print_shared_status(args.store, args.crawl_id, as_json=args.json)
+    from headway.runtime.status import print_status
+
+    return print_status(args.out, as_json=args.json, store=args.store, crawl_id=args.crawl_id)
+
+
 def _crawl(args: argparse.Namespace) -> int:
     from headway import crashpoints
 
@@ -229,16 +262,25 @@ def _crawl(args: argparse.Namespace) -> int:
     from headway.urls.scope import load_optout
     from headway.urls.seeds import MAX_PROBLEMS, load_seeds
 
-    seeds, problems = load_seeds(
-        args.seeds,
-        default_scheme=settings.crawl.seed_scheme,
-        options=canon_options(settings),
-        max_length=settings.scope.max_url_length,
-    )
-    for p in problems:
-        log.warning("%s line %d skipped: %s (%r)", args.seeds, p.line_no, p.reason, p.line)
-    if len(problems) >= MAX_PROBLEMS:
-        log.warning("%s: further unusable lines not listed", args.seeds)
+    seeds: list[str] = []
+    if args.command == "node":
+        if not settings.frontier.store:
+            print(
+                "headway: error: a node joins a shared crawl: give --store and --crawl-id",
+                file=sys.stderr,
+            )
+            return 2
+    else:
+        seeds, problems = load_seeds(
+            args.seeds,
+            default_scheme=settings.crawl.seed_scheme,
+            options=canon_options(settings),
+            max_length=settings.scope.max_url_length,
+        )
+        for p in problems:
+            log.warning("%s line %d skipped: %s (%r)", args.seeds, p.line_no, p.reason, p.line)
+        if len(problems) >= MAX_PROBLEMS:
+            log.warning("%s: further unusable lines not listed", args.seeds)
     optout = None
     if settings.scope.optout_file is not None:
         optout, oproblems = load_optout(settings.scope.optout_file)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from headway.errors import ConfigError
+from headway.errors import ConfigError, HeadwayError
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -217,6 +217,22 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class DistributedSettings:
+    crawl_id: str | None = _opt(
+        None, "name of the shared crawl in a redis store (needed with a redis --store)"
+    )
+    shards: int = _opt(
+        64, "shards of a new shared crawl (fixed when the crawl is created)", min=1, max=16_384
+    )
+    shard_ttl: float = _opt(
+        10.0, "seconds a dead node keeps its shards (heartbeat every third of it)", min=0.3
+    )
+    store_outage_limit: float = _opt(
+        600.0, "seconds a node waits for an unreachable store before it stops", min=1
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class OutputSettings:
     quiet: bool = _opt(False, "no progress line, only the summary")
     log_format: str = _opt("text", "log format on stderr", choices=("text", "json"))
@@ -234,6 +250,7 @@ class Settings:
     retry: RetrySettings = field(default_factory=RetrySettings)
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    distributed: DistributedSettings = field(default_factory=DistributedSettings)
     output: OutputSettings = field(default_factory=OutputSettings)
 
     @property
@@ -483,6 +500,18 @@ def validate(settings: Settings) -> None:
             "frontier.store",
             "expected nothing (the embedded SQLite store) or a URL starting with redis://, "
             "rediss:// or redis+cluster://",
+        )
+    d = settings.distributed
+    if store:
+        from headway.frontier.redis.connect import parse_store_url
+
+        try:
+            parse_store_url(store)
+        except HeadwayError as exc:
+            raise ConfigError("frontier.store", str(exc)) from None
+    if d.crawl_id is not None and not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", d.crawl_id):
+        raise ConfigError(
+            "distributed.crawl_id", f"use letters, digits, '.', '_' and '-'; got {d.crawl_id!r}"
         )
     f = settings.fetch
     if f.connect_timeout > f.total_timeout or f.read_timeout > f.total_timeout:

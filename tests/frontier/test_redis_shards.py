@@ -150,3 +150,24 @@ def test_dead_node_shards_and_expired_leases_move_after_the_ttl(open_node: Open)
     assert b.reclaim_expired(now=time.time()) == SHARDS
     again = b.lease_many([(h, 5) for h in hosts], now=time.time(), lease_seconds=60)
     assert sorted(u.url for u in again) == sorted(u.url for u in leased)
+
+
+def test_taken_shard_waits_for_the_old_holders_live_leases(open_node: Open) -> None:
+    a = open_node("a")
+    h = host_in(0)
+    a.add([entry(f"http://{h}/1"), entry(f"http://{h}/2")], now=0)
+    (inflight,) = a.lease_many([(h, 1)], now=time.time(), lease_seconds=60)
+    a._leases._stop.set()  # a stalls: its shard keys expire while its request is in flight
+    a._leases._thread.join()  # type: ignore[union-attr]
+    time.sleep(TTL + 0.2)
+    b = open_node("b")
+    assert b.held_shards() == set(range(SHARDS))
+    assert 0 not in b.schedulable_shards()  # a's lease in shard 0 is still live
+    assert b.ready_hosts(now=time.time(), limit=10) == []
+    assert b.lease_many([(h, 1)], now=time.time(), lease_seconds=60) == []
+    a.complete([Completion(inflight.id, Settle.DONE)], [], now=time.time())
+    b.heartbeat()
+    assert 0 in b.schedulable_shards()
+    assert [u.url for u in b.lease_many([(h, 1)], now=time.time(), lease_seconds=60)] == [
+        f"http://{h}/2"
+    ]

@@ -50,7 +50,15 @@ def new_node_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class CrawlPaths:
+    """File names of a crawl directory. A node of a shared crawl (``node`` set) puts its
+    id into the names of its WARC files, index and crawl log, so that the outputs of
+    many nodes can be gathered in one place without clashing."""
+
     root: Path
+    node: str = ""
+
+    def for_node(self, node: str) -> CrawlPaths:
+        return CrawlPaths(self.root, node)
 
     @property
     def frontier(self) -> Path:
@@ -60,13 +68,16 @@ class CrawlPaths:
     def warc_dir(self) -> Path:
         return self.root / "warc"
 
+    def warc_prefix(self, prefix: str) -> str:
+        return f"{prefix}-{self.node}" if self.node else prefix
+
     @property
     def cdxj(self) -> Path:
-        return self.root / "index.cdxj"
+        return self.root / (f"index-{self.node}.cdxj" if self.node else "index.cdxj")
 
     @property
     def crawl_log(self) -> Path:
-        return self.root / "crawl.log.jsonl"
+        return self.root / (f"crawl-{self.node}.log.jsonl" if self.node else "crawl.log.jsonl")
 
     @property
     def metrics(self) -> Path:

@@ -76,6 +76,7 @@ async def open_frontier(
     except HeadwayError:
         raise
     except Exception as exc:
+        # the message names no store URL: it may hold a password
         raise CrawlDirError(f"cannot open the frontier: {exc}") from exc
 
 
@@ -95,6 +96,9 @@ async def build_node_parts(
         stack.callback(fw.shutdown)
         frontier = await open_frontier(s, paths.root, crawldir.node_id, fw)
         stack.push_async_callback(fw.call, frontier.close)
+        if s.frontier.store:
+            # a node of a shared crawl names its output files after itself
+            paths = paths.for_node(crawldir.node_id)
 
         async def find_payloads(digests: Sequence[str]) -> dict[str, tuple[str, str]]:
             return await fw.call(frontier.find_payloads, digests)

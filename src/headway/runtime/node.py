@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import math
 import random
@@ -23,8 +24,10 @@ from collections.abc import Callable, Sequence
 
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
+from headway.errors import ConfigError
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
 from headway.fetch.result import FetchResult
+from headway.frontier.redis import RedisFrontier
 from headway.frontier.store import FrontierCounts, LeasedUrl
 from headway.parse.page import ParseTask, is_html
 from headway.policy.outcome import Outcome
@@ -80,28 +83,7 @@ class Node:
         self.optout = optout
         self.on_snapshot = on_snapshot
         self.canon = canon_options(settings)
-        sc = settings.scope
-        self.scope = Scope.for_seeds(
-            self.seeds,
-            mode=ScopeMode(sc.scope),
-            include=sc.include,
-            exclude=sc.exclude,
-            max_depth=sc.max_depth,
-            max_url_length=sc.max_url_length,
-            optout=optout,
-        )
-        self.admission = Admission(
-            self.scope,
-            trap_check=settings.scope.trap_check,
-            recent_urls=settings.scope.recent_urls,
-            current_year=time.gmtime().tm_year,
-        )
-        self._rules = SettleRules(
-            admission=self.admission,
-            canon=self.canon,
-            retry=retry_params(settings),
-            quota_status=settings.fetch.quota_status,
-        )
+        self._use_seeds(self.seeds)
         self.counters = Counters()
         self.token = product_token(settings.identity.user_agent)
         self._stop_reason: str | None = None
@@ -115,6 +97,58 @@ class Node:
         self._counts: FrontierCounts | None = None
         self._paused_for_quota = False
         self.last_snapshot: Snapshot = {}
+        self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
+
+    def _use_seeds(self, seeds: list[str]) -> None:
+        """Scope, admission and settle rules for the crawl's seeds."""
+        self.seeds = seeds
+        sc = self.settings.scope
+        self.scope = Scope.for_seeds(
+            seeds,
+            mode=ScopeMode(sc.scope),
+            include=sc.include,
+            exclude=sc.exclude,
+            max_depth=sc.max_depth,
+            max_url_length=sc.max_url_length,
+            optout=self.optout,
+        )
+        self.admission = Admission(
+            self.scope,
+            trap_check=sc.trap_check,
+            recent_urls=sc.recent_urls,
+            current_year=time.gmtime().tm_year,
+        )
+        self._rules = SettleRules(
+            admission=self.admission,
+            canon=self.canon,
+            retry=retry_params(self.settings),
+            quota_status=self.settings.fetch.quota_status,
+        )
+
+    async def _shared_seeds(self) -> None:
+        """A shared crawl's seeds are stored once, by the first ``headway crawl``; every
+        node takes them from the store (they define the scope) and offers them to the
+        frontier, whose seen set admits each once whoever runs it."""
+        shared = self.frontier
+        if not isinstance(shared, RedisFrontier):
+            return
+        self._shared = shared
+        crawl = self.settings.distributed.crawl_id
+        mine = json.dumps(self.seeds)
+        if self.seeds:
+            first: bool = await self.fw.call(shared.set_meta_once, "seeds", mine)
+            if first:
+                log.info("crawl %s seeded with %d seeds", crawl, len(self.seeds))
+                return
+        stored = await self.fw.call(shared.get_meta, "seeds")
+        if stored is None:
+            raise ConfigError(
+                "distributed.crawl_id",
+                f"crawl {crawl!r} has no seeds yet: start it with headway crawl SEEDS --store ...",
+            )
+        if self.seeds and stored != mine:
+            log.warning("crawl %s was seeded before: its own seeds are used, not these", crawl)
+        self._use_seeds(list(json.loads(stored)))
 
     # -- control -----------------------------------------------------------------------
     def request_stop(self, reason: str) -> None:
@@ -159,6 +193,7 @@ class Node:
         self.exporter = parts.exporter
         try:
             released = await self.fw.call(self.frontier.release_own_leases)
+            await self._shared_seeds()
         except BaseException:
             await self._shutdown()
             await self._close_frontier()
@@ -506,6 +541,14 @@ class Node:
             if self.exporter is not None:
                 self.exporter.update(snap)
             mono = time.monotonic()
+            if self._shared is not None:
+                self._shared.publish(
+                    {
+                        "pages": snap.get("fetches", 0),
+                        "pages_per_second": snap.get("pages_per_second", 0.0),
+                        "errors": snap.get("errors", 0),
+                    }
+                )
             if mono - last_metrics >= s.runtime.metrics_interval:
                 last_metrics = mono
                 self.metrics_file.write(snap)

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 from headway.errors import CrawlDirError, StoreError
 from headway.frontier.backends import StoreTarget, backend_for
 from headway.runtime.crawldir import MARKER, CrawlPaths
-from headway.settings import Settings
+from headway.settings import DistributedSettings, Settings
 
 
-def read_status(root: Path, store: str = "") -> dict[str, object]:
+def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dict[str, object]:
     paths = CrawlPaths(root)
     if not (root / MARKER).exists():
         raise CrawlDirError(f"{root} is not a headway crawl directory (no {MARKER})")
@@ -25,7 +27,8 @@ def read_status(root: Path, store: str = "") -> dict[str, object]:
         "node_id": info.get("node_id"),
     }
     backend = backend_for(store)
-    target = StoreTarget(store, root, str(info.get("node_id") or ""), Settings())
+    settings = Settings(distributed=DistributedSettings(crawl_id=crawl_id))
+    target = StoreTarget(store, root, str(info.get("node_id") or ""), settings)
     try:
         counts = backend.read_counts(target)
     except StoreError as exc:
@@ -64,8 +67,58 @@ def _last_line(path: Path, tail: int = 65536) -> str | None:
     return lines[-1] if lines else None
 
 
-def print_status(root: Path, as_json: bool = False, store: str = "") -> int:
-    status = read_status(root, store)
+def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
+    """The shared crawl ``crawl_id`` as a whole and per live node (password masked)."""
+    from headway.frontier.redis.status import read_crawl_status
+
+    st = read_crawl_status(store, crawl_id)
+    now = time.time()
+    return {
+        "store": st.store,
+        "crawl_id": st.crawl_id,
+        "shards": st.shards,
+        "unowned_shards": st.unowned_shards,
+        "frontier": dataclasses.asdict(st.frontier),
+        "nodes": [
+            {
+                "node": n.node,
+                "pages": n.pages,
+                "pages_per_second": round(n.pages_per_second, 2),
+                "errors": n.errors,
+                "shards_held": n.shards_held,
+                "last_heartbeat_age": round(now - n.last_heartbeat, 1),
+            }
+            for n in st.nodes
+        ],
+    }
+
+
+def print_shared_status(store: str, crawl_id: str, as_json: bool = False) -> int:
+    status = shared_status(store, crawl_id)
+    if as_json:
+        print(json.dumps(status, indent=2))
+        return 0
+    f = status["frontier"]
+    print(f"crawl {status['crawl_id']} in {status['store']}: {status['shards']} shards")
+    print(
+        f"  queued {f['queued']:,}  in flight {f['leased']:,}  done {f['done']:,}"
+        f"  failed {f['failed']:,}  seen {f['seen']:,}  hosts queued {f['hosts_queued']:,}"
+    )
+    print(f"  live nodes {len(status['nodes'])}, shards without a node {status['unowned_shards']}")
+    head = ("node", "pages", "pages/s", "errors", "shards", "heartbeat")
+    print("  {:<28} {:>9} {:>8} {:>7} {:>6} {:>10}".format(*head))
+    for n in status["nodes"]:
+        print(
+            f"  {n['node']:<28} {n['pages']:>9,} {n['pages_per_second']:>8.1f} {n['errors']:>7,}"
+            f" {n['shards_held']:>6} {n['last_heartbeat_age']:>8.1f}s ago"
+        )
+    return 0
+
+
+def print_status(
+    root: Path, as_json: bool = False, store: str = "", crawl_id: str | None = None
+) -> int:
+    status = read_status(root, store, crawl_id)
     if as_json:
         print(json.dumps(status, indent=2))
         return 0

@@ -104,7 +104,7 @@ class StoreWriter:
         }
         self._warc = WarcWriter(
             p.warc_dir,
-            prefix=s.store.warc_prefix,
+            prefix=p.warc_prefix(s.store.warc_prefix),
             max_file_size=s.store.warc_max_size,
             software=f"headway/{__version__}",
             info=info,

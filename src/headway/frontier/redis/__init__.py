@@ -1,8 +1,65 @@
 """The shared frontier backend on Redis / Redis Cluster (frontier stage, distributed mode):
 the key layout (``keys``), store URLs and scripts (``connect``), shard leasing
-(``shards``) and the ``FrontierStore`` implementation (``backend``)."""
+(``shards``) and the ``FrontierStore`` implementation (``backend``). ``BACKEND`` is what
+``headway.frontier.backends`` finds for ``redis://``, ``rediss://`` and
+``redis+cluster://`` stores."""
 
-from headway.frontier.redis.backend import RedisFrontier
-from headway.frontier.redis.connect import StoreUrl, is_redis_url, mask_store_url, parse_store_url
+from __future__ import annotations
 
-__all__ = ["RedisFrontier", "StoreUrl", "is_redis_url", "mask_store_url", "parse_store_url"]
+from headway.errors import ConfigError
+from headway.frontier.backends import StoreTarget, limits_from_settings
+from headway.frontier.redis.backend import RedisFrontier, read_counts
+from headway.frontier.redis.connect import (
+    StoreUrl,
+    connect,
+    is_redis_url,
+    mask_store_url,
+    parse_store_url,
+)
+from headway.frontier.redis.keys import CrawlKeys
+from headway.frontier.store import FrontierCounts
+
+
+def _crawl_id(target: StoreTarget) -> str:
+    crawl = target.settings.distributed.crawl_id
+    if crawl is None:
+        raise ConfigError("distributed.crawl_id", "a shared crawl needs --crawl-id NAME")
+    return crawl
+
+
+class RedisBackend:
+    """Opens a node's view of a shared crawl; reads a shared crawl's totals."""
+
+    def open(self, target: StoreTarget) -> RedisFrontier:
+        s = target.settings
+        d = s.distributed
+        return RedisFrontier(
+            target.store,
+            _crawl_id(target),
+            target.node_id,
+            limits_from_settings(s),
+            shards=d.shards,
+            shard_ttl=d.shard_ttl,
+            handover_gap=s.politeness.delay,
+            outage_limit=d.store_outage_limit,
+        )
+
+    def read_counts(self, target: StoreTarget) -> FrontierCounts | None:
+        from headway.frontier.redis.status import read_crawl_status
+
+        return read_crawl_status(target.store, _crawl_id(target)).frontier
+
+
+BACKEND = RedisBackend()
+
+__all__ = [
+    "BACKEND",
+    "CrawlKeys",
+    "RedisFrontier",
+    "StoreUrl",
+    "connect",
+    "is_redis_url",
+    "mask_store_url",
+    "parse_store_url",
+    "read_counts",
+]

@@ -603,31 +603,9 @@ class RedisFrontier:
 
     def counts(self) -> FrontierCounts:
         self._check_open()
-
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in range(self.shards):
-                pipe.hmget(self.keys.shard(s, "totals"), list(_TOTALS))
-                pipe.zcard(self.keys.shard(s, "ready"))
-            return list(pipe.execute())
-
-        replies = self._retry(read)
-        sums = dict.fromkeys(_TOTALS, 0)
-        hosts_queued = 0
-        for i in range(0, len(replies), 2):
-            for name, v in zip(_TOTALS, replies[i], strict=True):
-                sums[name] += int(v or 0)
-            hosts_queued += int(replies[i + 1])
+        counts = self._retry(lambda: read_counts(self._client, self.keys, self.shards))
         self._queued = {}
-        return FrontierCounts(
-            queued=sums["queued"],
-            leased=sums["leased"],
-            done=sums["done"],
-            failed=sums["failed"],
-            seen=sums["seen"],
-            hosts_queued=hosts_queued,
-            shed={r: sums[f"shed:{r}"] for r in SHED_REASONS},
-        )
+        return counts
 
     def get_meta(self, key: str) -> str | None:
         self._check_open()
@@ -649,6 +627,30 @@ class RedisFrontier:
         self._closed = True
         self._leases.close()
         self._client.close()
+
+
+def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:
+    """The crawl's totals, summed over its shards (one pipeline)."""
+    pipe = client.pipeline(transaction=False)
+    for s in range(shards):
+        pipe.hmget(keys.shard(s, "totals"), list(_TOTALS))
+        pipe.zcard(keys.shard(s, "ready"))
+    replies = pipe.execute()
+    sums = dict.fromkeys(_TOTALS, 0)
+    hosts_queued = 0
+    for i in range(0, len(replies), 2):
+        for name, v in zip(_TOTALS, replies[i], strict=True):
+            sums[name] += int(v or 0)
+        hosts_queued += int(replies[i + 1])
+    return FrontierCounts(
+        queued=sums["queued"],
+        leased=sums["leased"],
+        done=sums["done"],
+        failed=sums["failed"],
+        seen=sums["seen"],
+        hosts_queued=hosts_queued,
+        shed={r: sums[f"shed:{r}"] for r in SHED_REASONS},
+    )
 
 
 def _leased(url_id: int, rec: list[Any], expires: float) -> LeasedUrl:

@@ -22,8 +22,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import redis
+from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import NoScriptError
+from redis.retry import Retry
 
 from headway.errors import StoreError
 
@@ -114,7 +116,10 @@ def mask_store_url(text: str) -> str:
 
 def connect(url: StoreUrl, *, timeout: float = 5.0) -> Any:
     """A client (``redis.Redis`` or ``RedisCluster``) with string replies."""
+    # No retries inside the client: the frontier retries whole calls itself, with backoff
+    # and one log line (see ``RedisFrontier``).
     common: dict[str, Any] = {
+        "retry": Retry(NoBackoff(), 0),
         "username": url.username,
         "password": url.password,
         "decode_responses": True,

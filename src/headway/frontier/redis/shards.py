@@ -11,7 +11,9 @@ Contract:
   scheduled, and its owner key is deleted only when none of this node's leases in it are
   left, so two nodes never have requests in flight to one host.
 - A shard taken over is scheduled only ``handover_gap`` seconds after it was taken (the
-  politeness gap across a handover); ``close`` releases every held shard at once.
+  politeness gap across a handover), and only once no other node has an unexpired lease
+  in it (a node that lost its shard without draining it, e.g. a stalled heartbeat, may
+  still have requests in flight); ``close`` releases every held shard at once.
 - While Redis cannot be reached for longer than ``ttl``, the node schedules nothing (its
   shards may have been taken) until a heartbeat succeeds again.
 """
@@ -69,6 +71,7 @@ class ShardLeases:
         self._lock = threading.Lock()
         self._held: dict[int, float] = {}  # shard -> when it may be scheduled
         self._draining: set[int] = set()
+        self._waiting: set[int] = set()  # held, but other nodes' leases are still live
         self._live = 0
         self._last_ok = 0.0
         self._stats_json = "{}"
@@ -86,7 +89,9 @@ class ShardLeases:
             if t - self._last_ok > self._ttl:
                 return frozenset()
             return frozenset(
-                s for s, at in self._held.items() if at <= t and s not in self._draining
+                s
+                for s, at in self._held.items()
+                if at <= t and s not in self._draining and s not in self._waiting
             )
 
     def held(self) -> frozenset[int]:
@@ -120,6 +125,7 @@ class ShardLeases:
             shards = list(self._held)
             self._held.clear()
             self._draining.clear()
+            self._waiting.clear()
         try:
             self._scripts.run_many(
                 [
@@ -144,7 +150,7 @@ class ShardLeases:
             now = time.time()
             if self._down_since is None:
                 self._down_since = now
-                log.warning(
+                log.info(
                     "Redis unreachable (%s): shards are kept for %.0f s, then not scheduled"
                     " until Redis answers again",
                     exc,
@@ -152,7 +158,7 @@ class ShardLeases:
                 )
             return
         if self._down_since is not None:
-            log.warning("Redis reachable again after %.1f s", time.time() - self._down_since)
+            log.info("shard heartbeat back after %.1f s", time.time() - self._down_since)
             self._down_since = None
 
     def _beat(self, now: float) -> None:
@@ -171,12 +177,13 @@ class ShardLeases:
         )
         lost = [s for s, ok in zip(mine, renewed, strict=True) if not ok]
         if lost:
-            log.warning("lost %d shard(s) to another node: %s", len(lost), lost)
+            log.warning("%d shard(s) no longer held (expired or taken over): %s", len(lost), lost)
         target = math.ceil(self._shards / max(1, len(live)))
         with self._lock:
             for s in lost:
                 self._held.pop(s, None)
                 self._draining.discard(s)
+                self._waiting.discard(s)
             self._live = len(live)
             self._last_ok = now
             keep = len(self._held) - len(self._draining)
@@ -191,6 +198,25 @@ class ShardLeases:
         self._release_drained(draining)
         if count < target:
             self._acquire(target - count, now, ttl_ms)
+        self._check_foreign_leases(now)
+
+    def _check_foreign_leases(self, now: float) -> None:
+        """Keep newly taken shards unscheduled while another node's leases in them live."""
+        with self._lock:
+            check = sorted(self._waiting)
+        if not check:
+            return
+        pipe = self._client.pipeline(transaction=False)
+        for s in check:
+            pipe.zrangebyscore(self._keys.shard(s, "leases"), now, "+inf")
+        suffix = "|" + self._node
+        clear = [
+            s
+            for s, members in zip(check, pipe.execute(), strict=True)
+            if all(m.endswith(suffix) for m in members)
+        ]
+        with self._lock:
+            self._waiting.difference_update(clear)
 
     def _release_drained(self, draining: list[int]) -> None:
         if not draining:
@@ -232,4 +258,5 @@ class ShardLeases:
             with self._lock:
                 for s in taken:
                     self._held[s] = now + self._gap
+                    self._waiting.add(s)
             log.info("took %d shard(s): %s", len(taken), sorted(taken))

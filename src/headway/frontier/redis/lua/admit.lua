@@ -1,5 +1,6 @@
--- Admit a batch of URL entries of one shard: seen check (Bloom bitmap, then the exact
--- set), per-host budget with eviction of worse queued URLs, enqueue.
+-- Admit a batch of URL entries of one shard: seen check (Bloom bitmap probed with one
+-- BITFIELD, then the exact set only on a Bloom hit), per-host budget with eviction of
+-- worse queued URLs, enqueue.
 -- KEYS: 1 bloom, 2 seen, 3 urls, 4 pq, 5 ready, 6 hosts, 7 admitted, 8 totals,
 --       then (q, nb) per host of the batch.
 -- ARGV: 1 bloom bits, 2 probes, 3 host budget, 4 shard count, 5 shard, 6 host count,
@@ -16,9 +17,15 @@ local n = 0
 for i = base + 1, #ARGV, 7 do
   local fp = ARGV[i]
   local h1, h2 = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  local maybe = true
+  local probe = {}
   for j = 0, k - 1 do
-    if redis.call('GETBIT', KEYS[1], (h1 + j * h2) % m) == 0 then
+    probe[#probe + 1] = 'GET'
+    probe[#probe + 1] = 'u1'
+    probe[#probe + 1] = (h1 + j * h2) % m
+  end
+  local maybe = true
+  for _, bit in ipairs(redis.call('BITFIELD', KEYS[1], unpack(probe))) do
+    if bit == 0 then
       maybe = false
       break
     end
@@ -26,9 +33,14 @@ for i = base + 1, #ARGV, 7 do
   if maybe and redis.call('SISMEMBER', KEYS[2], fp) == 1 then
     dups = dups + 1
   else
-    for j = 0, k - 1 do
-      redis.call('SETBIT', KEYS[1], (h1 + j * h2) % m, 1)
+    local set = {}
+    for j = 3, #probe, 3 do
+      set[#set + 1] = 'SET'
+      set[#set + 1] = 'u1'
+      set[#set + 1] = probe[j]
+      set[#set + 1] = 1
     end
+    redis.call('BITFIELD', KEYS[1], unpack(set))
     redis.call('SADD', KEYS[2], fp)
     n = n + 1
     local hidx = tonumber(ARGV[i + 3])

@@ -1,0 +1,277 @@
+"""Several nodes crawling one simulated web through one shared frontier in Redis (a
+redis-server, or a 3-master Redis Cluster): every reachable page fetched exactly once
+across nodes, per-host politeness across nodes (from the server's own log), a node killed
+with SIGKILL, Redis stopped and started again, and a node joining mid-crawl."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from headway.testing.redisproc import RedisCluster, RedisServer
+from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+from tests.integration.helpers import (
+    TOKEN,
+    UA,
+    ThreadedSimWeb,
+    fetched_urls,
+    politeness_violations,
+)
+
+pytestmark = pytest.mark.slow
+
+DELAY = 0.05
+SHARD_TTL = 1.5
+_crawls = itertools.count()
+
+
+def _spec(hosts: int = 8, pages: int = 20) -> SimWebSpec:
+    return SimWebSpec(
+        hosts=hosts,
+        host_spec=HostSpec(pages=pages, links_per_page=4),
+        cross_links=0.3,
+        seed=11,
+    )
+
+
+def node_argv(store: str, crawl: str, out: Path, seeds: Path | None, *extra: str) -> list[str]:
+    """``headway crawl SEEDS`` (seeds is a file) or ``headway node`` for a shared crawl."""
+    head = ["crawl", str(seeds)] if seeds is not None else ["node"]
+    return [
+        sys.executable,
+        "-m",
+        "headway.cli",
+        *head,
+        "--store",
+        store,
+        "--crawl-id",
+        crawl,
+        "--out",
+        str(out),
+        "--user-agent",
+        UA,
+        "--resolve",
+        "*.sim=127.0.0.1",
+        "--allow-loopback",
+        "--quiet",
+        "--parsers",
+        "1",
+        "--delay",
+        str(DELAY),
+        "--shard-ttl",
+        str(SHARD_TTL),
+        "--shards",
+        "16",
+        "--connect-timeout",
+        "1",
+        "--read-timeout",
+        "2",
+        "--total-timeout",
+        "2",
+        "--lease-margin",
+        "1",
+        *extra,
+    ]
+
+
+class Nodes:
+    """Node processes of one shared crawl, started and waited for by the test."""
+
+    def __init__(self, store: str, tmp: Path, web: SimWeb) -> None:
+        self.store = store
+        self.crawl = f"it{next(_crawls)}"
+        self.tmp = tmp
+        self.seeds = tmp / "seeds.txt"
+        self.seeds.write_text("\n".join(web.seeds()) + "\n")
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str, *, seeds: bool = True) -> subprocess.Popen[bytes]:
+        argv = node_argv(self.store, self.crawl, self.tmp / name, self.seeds if seeds else None)
+        err = (self.tmp / f"{name}.err").open("wb")
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        self.procs[name] = proc
+        return proc
+
+    def wait(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        for name, proc in self.procs.items():
+            try:
+                proc.wait(max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                for p in self.procs.values():
+                    p.kill()
+                pytest.fail(f"node {name} did not finish: {self.stderr(name)[-2000:]}")
+
+    def stderr(self, name: str) -> str:
+        return (self.tmp / f"{name}.err").read_text(errors="replace")
+
+    def pages_logged(self, name: str) -> list[str]:
+        (log,) = (self.tmp / name).glob("crawl-*.log.jsonl")
+        lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        return [
+            e["url"] for e in lines if e["status"] == 200 and not e["url"].endswith("/robots.txt")
+        ]
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+
+def wait_for_pages(web: SimWeb, pages: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while len(fetched_urls(web, web.log)) < pages:
+        if time.monotonic() > deadline:
+            pytest.fail("the crawl made no progress")
+        time.sleep(0.01)
+
+
+def check_exactly_once(web: SimWeb, nodes: Nodes, names: list[str]) -> None:
+    expected = web.expected_pages(TOKEN)
+    fetched = Counter(fetched_urls(web, web.log))
+    assert set(fetched) == expected
+    twice = {u: n for u, n in fetched.items() if n > 1}
+    assert twice == {}, f"fetched more than once: {sorted(twice)[:5]}"
+    logged = Counter(u for n in names for u in nodes.pages_logged(n))
+    assert set(logged) == expected
+    assert max(logged.values()) == 1
+
+
+def run_crawl(store: str, tmp: Path, count: int) -> tuple[SimWeb, Nodes]:
+    with ThreadedSimWeb(_spec()) as web:
+        nodes = Nodes(store, tmp, web)
+        try:
+            for i in range(count):
+                nodes.start(f"n{i}")
+            nodes.wait()
+        finally:
+            nodes.stop_all()
+        for name, proc in nodes.procs.items():
+            assert proc.returncode == 0, nodes.stderr(name)
+        return web, nodes
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_nodes_share_one_crawl_on_redis(
+    redis_server: RedisServer, tmp_path: Path, count: int
+) -> None:
+    web, nodes = run_crawl(redis_server.url, tmp_path, count)
+    names = list(nodes.procs)
+    check_exactly_once(web, nodes, names)
+    assert politeness_violations(web.log, {}, DELAY) == []
+    # the pages were spread: more than one node fetched some
+    assert sum(1 for n in names if nodes.pages_logged(n)) >= 2
+    # every node's output names the node
+    for n in names:
+        warcs = list((tmp_path / n / "warc").glob("*.warc.gz"))
+        assert warcs and all(_node_id(tmp_path / n) in w.name for w in warcs)
+
+
+def test_three_nodes_share_one_crawl_on_a_cluster(
+    redis_cluster: RedisCluster, tmp_path: Path
+) -> None:
+    web, nodes = run_crawl(redis_cluster.url, tmp_path, 3)
+    check_exactly_once(web, nodes, list(nodes.procs))
+    assert politeness_violations(web.log, {}, DELAY) == []
+
+
+def _node_id(out: Path) -> str:
+    return str(json.loads((out / "headway.json").read_text())["node_id"])
+
+
+def _in_flight_of(client: Any, crawl: str, node: str, shards: int = 16) -> set[str]:
+    urls = set()
+    for s in range(shards):
+        for m in client.zrange(f"hw:{{{crawl}:{s}}}:leases", 0, -1):
+            url_id, owner = m.split("|", 1)
+            if owner == node:
+                rec = client.hget(f"hw:{{{crawl}:{s}}}:urls", url_id)
+                if rec is not None:
+                    urls.add(json.loads(rec)[0])
+    return urls
+
+
+def test_kill_minus_9_of_one_node_moves_its_shards(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    client = redis.Redis(port=redis_server.port, decode_responses=True)
+    with ThreadedSimWeb(_spec(pages=30)) as web:
+        nodes = Nodes(redis_server.url, tmp_path, web)
+        try:
+            for i in range(3):
+                nodes.start(f"n{i}")
+            wait_for_pages(web, 40)
+            victim = nodes.procs["n2"]
+            victim.kill()
+            victim.wait(10)
+            dead = _node_id(tmp_path / "n2")
+            in_flight = _in_flight_of(client, nodes.crawl, dead)
+            nodes.wait()
+        finally:
+            nodes.stop_all()
+        for name in ("n0", "n1"):
+            assert nodes.procs[name].returncode == 0, nodes.stderr(name)
+        expected = web.expected_pages(TOKEN)
+        fetched = Counter(fetched_urls(web, web.log))
+    assert set(fetched) == expected  # nothing lost
+    twice = {u for u, n in fetched.items() if n > 1}
+    assert twice <= in_flight, sorted(twice - in_flight)[:5]
+    assert all(n <= 2 for n in fetched.values())
+    assert nodes.pages_logged("n2"), "the killed node had fetched pages"
+
+
+def test_redis_restart_mid_crawl_loses_no_url(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path / "redis", appendonly=True)
+    server.start()
+    try:
+        with ThreadedSimWeb(_spec(pages=30)) as web:
+            nodes = Nodes(server.url, tmp_path, web)
+            try:
+                nodes.start("n0")
+                nodes.start("n1")
+                wait_for_pages(web, 40)
+                server.stop()  # SIGTERM: Redis writes its AOF and exits
+                stopped_at = len(web.log)
+                time.sleep(3)
+                server.start()
+                nodes.wait()
+            finally:
+                nodes.stop_all()
+            for name in ("n0", "n1"):
+                assert nodes.procs[name].returncode == 0, nodes.stderr(name)
+                assert "unreachable" in nodes.stderr(name)
+            expected = web.expected_pages(TOKEN)
+            fetched = Counter(fetched_urls(web, web.log))
+        assert stopped_at < len(web.log), "the crawl went on after the restart"
+        assert set(fetched) == expected
+    finally:
+        server.stop()
+
+
+def test_node_joining_mid_crawl_gets_shards_and_fetches(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with ThreadedSimWeb(_spec(pages=40)) as web:
+        nodes = Nodes(redis_server.url, tmp_path, web)
+        try:
+            nodes.start("first")
+            wait_for_pages(web, 30)
+            nodes.start("late", seeds=False)
+            nodes.wait()
+        finally:
+            nodes.stop_all()
+        for name in ("first", "late"):
+            assert nodes.procs[name].returncode == 0, nodes.stderr(name)
+        assert nodes.pages_logged("late"), "the late node fetched nothing"
+        check_exactly_once(web, nodes, ["first", "late"])
+        assert politeness_violations(web.log, {}, DELAY) == []
