@@ -19,7 +19,7 @@ SHARDS = 8
 TTL = 0.9
 _ids = itertools.count()
 
-Open = Callable[[str], RedisFrontier]
+Open = Callable[..., RedisFrontier]
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def open_node(redis_server: RedisServer) -> Iterator[Open]:
     crawl = f"shards{next(_ids)}"
     opened: list[RedisFrontier] = []
 
-    def _open(node: str) -> RedisFrontier:
+    def _open(node: str, gap: float = 0.0) -> RedisFrontier:
         store = RedisFrontier(
             redis_server.url,
             crawl,
@@ -35,7 +35,7 @@ def open_node(redis_server: RedisServer) -> Iterator[Open]:
             TEST_LIMITS,
             shards=SHARDS,
             shard_ttl=TTL,
-            handover_gap=0.0,
+            handover_gap=gap,
         )
         opened.append(store)
         return store
@@ -160,13 +160,19 @@ def test_taken_shard_waits_for_the_old_holders_live_leases(open_node: Open) -> N
     a._leases._stop.set()  # a stalls: its shard keys expire while its request is in flight
     a._leases._thread.join()  # type: ignore[union-attr]
     time.sleep(TTL + 0.2)
-    b = open_node("b")
+    gap = 0.3
+    b = open_node("b", gap)
     assert b.held_shards() == set(range(SHARDS))
+    time.sleep(gap)
     assert 0 not in b.schedulable_shards()  # a's lease in shard 0 is still live
+    assert 1 in b.schedulable_shards()
     assert b.ready_hosts(now=time.time(), limit=10) == []
     assert b.lease_many([(h, 1)], now=time.time(), lease_seconds=60) == []
     a.complete([Completion(inflight.id, Settle.DONE)], [], now=time.time())
     b.heartbeat()
+    # a's last request started before its lease settled: the gap counts from now
+    assert 0 not in b.schedulable_shards()
+    time.sleep(gap)
     assert 0 in b.schedulable_shards()
     assert [u.url for u in b.lease_many([(h, 1)], now=time.time(), lease_seconds=60)] == [
         f"http://{h}/2"

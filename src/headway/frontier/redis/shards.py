@@ -216,7 +216,13 @@ class ShardLeases:
             if all(m.endswith(suffix) for m in members)
         ]
         with self._lock:
-            self._waiting.difference_update(clear)
+            for s in clear:
+                if s in self._waiting:
+                    self._waiting.discard(s)
+                    # the old holder's last request started before its lease settled:
+                    # the politeness gap counts from now
+                    if s in self._held:
+                        self._held[s] = max(self._held[s], now + self._gap)
 
     def _release_drained(self, draining: list[int]) -> None:
         if not draining:
