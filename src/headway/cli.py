@@ -103,14 +103,33 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--port", type=int, default=8300, help="port on 127.0.0.1")
     sim.add_argument("--links", type=int, default=8, help="links per page")
     sim.add_argument("--seed", type=int, default=0, help="seed of the link graph")
-    bench = sub.add_parser("bench", help="crawl the simulated web and print speed figures")
-    bench.add_argument("--hosts", type=int, default=50)
-    bench.add_argument("--pages", type=int, default=100, help="pages per host")
-    bench.add_argument("--links", type=int, default=8, help="links per page")
-    bench.add_argument("--parsers", type=int, default=2)
-    bench.add_argument(
-        "--out", type=Path, default=None, help="crawl directory (default: a temporary one)"
+    sim.add_argument("--suffix", default="sim", help="host names are site<N>.<suffix>")
+    sim.add_argument("--tls-cert", type=Path, default=None, help="serve HTTPS with this PEM")
+    sim.add_argument("--tls-key", type=Path, default=None, help="private key of --tls-cert")
+    bench = sub.add_parser(
+        "bench",
+        help="crawl the simulated web and print speed figures",
+        description="Crawl the simulated web once per case (scheme x gap x size) and print "
+        "the CPU per page of the crawler's whole process tree.",
     )
+    bench.add_argument("--hosts", type=int, default=50, help="hosts at size 1x")
+    bench.add_argument("--pages", type=int, default=40, help="pages per host")
+    bench.add_argument("--links", type=int, default=150, help="links per page")
+    bench.add_argument("--parsers", type=int, default=0, help="0: the crawler's default")
+    bench.add_argument(
+        "--gaps",
+        type=float,
+        nargs="+",
+        default=[0.0, 1.0],
+        help="politeness gaps in seconds (0: none, 8 per host); one case each",
+    )
+    bench.add_argument(
+        "--scheme", nargs="+", choices=["http", "https"], default=["http"], help="one case each"
+    )
+    bench.add_argument("--size", nargs="+", default=["1x"], help="hosts multipliers: 1x 10x")
+    bench.add_argument("--seconds", type=float, default=20.0, help="each run stops after this")
+    crawl_child = sub.add_parser("bench-crawl", help=argparse.SUPPRESS)
+    crawl_child.add_argument("config")
     return parser
 
 
@@ -147,17 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "simweb":
             return _simweb(args)
         if args.command == "bench":
-            from headway.runtime.bench import run_bench
+            return _bench(args)
+        if args.command == "bench-crawl":
+            from headway.runtime.bench import crawl_child
 
-            return int(
-                run_bench(
-                    hosts=args.hosts,
-                    pages=args.pages,
-                    links=args.links,
-                    parsers=args.parsers,
-                    out=args.out,
-                )
-            )
+            print(json.dumps(crawl_child(json.loads(args.config))), flush=True)
+            return 0
     except HeadwayError as exc:
         print(f"headway: error: {exc}", file=sys.stderr)
         return 2
@@ -334,6 +348,37 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
             loop.remove_signal_handler(sig)
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from headway.runtime.bench import BenchCase, parse_size, report_lines, run_bench
+
+    try:
+        sizes = [parse_size(s) for s in args.size]
+    except ValueError as exc:
+        print(f"headway: error: --size: {exc}", file=sys.stderr)
+        return 2
+    if args.hosts < 1 or args.pages < 1 or args.links < 1 or min(args.gaps) < 0:
+        print("headway: error: --hosts, --pages, --links must be >= 1, gaps >= 0", file=sys.stderr)
+        return 2
+    cases = [
+        BenchCase(
+            scheme=scheme,
+            gap=gap,
+            size=size,
+            hosts=args.hosts * size,
+            pages=args.pages,
+            links=args.links,
+            parsers=args.parsers,
+            seconds=args.seconds,
+        )
+        for size in sizes
+        for scheme in args.scheme
+        for gap in args.gaps
+    ]
+    for line in report_lines(run_bench(cases)):
+        print(line, flush=True)
+    return 0
+
+
 def _simweb(args: argparse.Namespace) -> int:
     from headway.testing.simweb import HostSpec, SimWebSpec, serve
 
@@ -341,20 +386,27 @@ def _simweb(args: argparse.Namespace) -> int:
     if not 1 <= args.hosts <= 100_000 or not 1 <= args.pages <= 1_000_000:
         print("headway: error: --hosts must be 1..100000 and --pages 1..1000000", file=sys.stderr)
         return 2
+    sfx, scheme = args.suffix, "https" if args.tls_cert else "http"
     spec = SimWebSpec(
         hosts=args.hosts,
         host_spec=HostSpec(pages=args.pages, links_per_page=args.links),
         seed=args.seed,
+        suffix=args.suffix,
     )
     print(
-        f"simulated web: {args.hosts} hosts site0.sim .. site{args.hosts - 1}.sim on "
-        f"127.0.0.1:{args.port}; crawl with --resolve '*.sim=127.0.0.1' --allow-loopback "
-        f"and seeds like http://site0.sim:{args.port}/",
+        f"simulated web: {args.hosts} hosts site0.{sfx} .. site{args.hosts - 1}.{sfx} on "
+        f"127.0.0.1:{args.port}; crawl with --resolve '*.{sfx}=127.0.0.1' --allow-loopback "
+        f"and seeds like {scheme}://site0.{sfx}:{args.port}/",
         flush=True,
     )
+    ctx = None
+    if args.tls_cert is not None:
+        from headway.testing.tls import server_context
+
+        ctx = server_context(args.tls_cert, args.tls_key or args.tls_cert)
     t0 = time.monotonic()
     try:
-        asyncio.run(serve(spec, "127.0.0.1", args.port))
+        asyncio.run(serve(spec, "127.0.0.1", args.port, ctx))
     except KeyboardInterrupt:
         print(f"stopped after {time.monotonic() - t0:.0f}s")
     return 0

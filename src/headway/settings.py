@@ -138,6 +138,11 @@ class FetchSettings:
     dns_ttl: float = _opt(300.0, "DNS cache lifetime (s)", min=0)
     proxy: str | None = _opt(None, "HTTP(S) proxy URL for every request")
     proxy_concurrency: int = _opt(0, "requests in flight through the proxy (0: concurrency)", min=0)
+    ca_file: Path | None = _opt(
+        None,
+        "PEM file of certificate authorities to trust in addition to the system ones "
+        "(certificates are always verified)",
+    )
     quota_status: int = _opt(
         0, "status that means quota exhausted: pause everything (0: off)", min=0, max=999
     )

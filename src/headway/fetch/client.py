@@ -19,6 +19,13 @@ and the connection is closed unless the rest had already arrived), at most
 (a body cut by it is ``truncated="time"``).
 ``max_connections`` bounds concurrent exchanges; time spent waiting for a slot is not
 counted against the timeouts.
+
+Connections: HTTP/1.1 keep-alive, one pool for every host. An idle connection is kept
+``keepalive`` seconds (longer than the politeness gap, so the next request to the same
+host reuses it and, over HTTPS, pays no new TLS handshake). Idle connections are not
+counted against ``max_connections``; their number is bounded by the request rate times
+``keepalive``, not by the number of hosts. TLS certificates are always verified, against
+the system's authorities plus those of ``ca_file``.
 """
 
 from __future__ import annotations
@@ -31,12 +38,14 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace, TracebackType
 
 import aiohttp
 from aiohttp.connector import Connection
 from yarl import URL
 
+from headway.errors import ConfigError
 from headway.fetch.decode import decode_content
 from headway.fetch.guard import AddressGuard
 from headway.fetch.resolver import AddressRefused, CrawlResolver
@@ -72,6 +81,8 @@ class FetchConfig:
     accept: str = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
     accept_language: str | None = None
     hosts: Mapping[str, str] = field(default_factory=dict)  # from load_hosts_file
+    ca_file: Path | None = None  # extra certificate authorities (PEM)
+    keepalive: float = 15.0  # seconds an idle connection is kept for reuse
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +204,18 @@ def _ip_literal(host: str | None) -> str | None:
         return None
 
 
+def tls_context(ca_file: Path | None) -> ssl.SSLContext:
+    """Client TLS context: verification on, system authorities plus ``ca_file``'s.
+    A missing or unreadable file is a ``ConfigError`` naming ``fetch.ca_file``."""
+    ctx = ssl.create_default_context()
+    if ca_file is not None:
+        try:
+            ctx.load_verify_locations(cafile=str(ca_file))
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError("fetch.ca_file", f"cannot load {ca_file}: {exc}") from exc
+    return ctx
+
+
 class Fetcher:
     """Async HTTP client; use as ``async with Fetcher(config) as f: await f.fetch(url)``."""
 
@@ -216,6 +239,7 @@ class Fetcher:
         if config.accept_language:
             headers["Accept-Language"] = config.accept_language
         self._headers = headers
+        self._tls = tls_context(config.ca_file)
 
     async def __aenter__(self) -> Fetcher:
         cfg = self._config
@@ -233,6 +257,8 @@ class Fetcher:
             resolver=self._resolver,
             use_dns_cache=False,
             enable_cleanup_closed=True,
+            ssl=self._tls,
+            keepalive_timeout=cfg.keepalive,
         )
         trace = aiohttp.TraceConfig()
         trace.on_request_headers_sent.append(_headers_sent)

@@ -1,17 +1,47 @@
-"""``headway bench``: crawl the simulated web (served by a separate process, so CPU
-figures are the crawler's own) with politeness gaps off, and print speed figures."""
+"""``headway bench``: crawl the simulated web and measure what a page costs.
+
+Each *case* is one crawl of a fresh crawl directory: a scheme (``http`` or ``https``), a
+politeness gap (0: no gap, 8 requests per host; else the gap in seconds, one request per
+host, as a real crawl runs) and a size (``Nx``: N times the hosts, same pages per host).
+Runs with a gap, and every run, stop after ``seconds``.
+
+How CPU is counted: the crawler runs as a process of its own, under a ``TreeRun``
+(``runtime/proctree.py``) that counts the CPU of every process it leads to (the main
+process and its threads, the forkserver and every parser process, even ones orphaned)
+from ``/proc`` and ``wait4``; the simulated web runs in another process and is not
+counted. *Crawl CPU* is the tree's CPU from the moment start-up is over (the node calls
+``on_started``) until the last process exits, shutdown included; *start-up CPU* (imports,
+opening the crawl directory, starting parser processes) is reported apart.
+
+Other figures: peak resident memory of every process of the tree (``VmHWM``); the
+frontier thread's CPU per URL the frontier holds (seen); connections the server accepted
+(over HTTPS each one is a full TLS handshake).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from headway.runtime.node import CrawlSummary, Node
+from headway.runtime.proctree import ProcessPeak, TreeRun
 from headway.settings import Settings, build_settings
+
+USER_AGENT = "headway-bench/0.1 (+https://example.org/bench)"
+STATS_HOST = "stats.simweb.invalid"  # see testing/simweb.py
+#: Host name suffix of the simulated web in ``headway bench`` (two labels: a TLS wildcard
+#: certificate can cover ``*.sim.test``).
+SUFFIX = "sim.test"
 
 
 def free_port() -> int:
@@ -31,78 +61,308 @@ def wait_port(port: int, timeout: float = 20.0) -> None:
     raise RuntimeError(f"simulated web did not start on port {port}")
 
 
-def run_bench(*, hosts: int, pages: int, links: int, parsers: int, out: Path | None) -> int:
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "headway.cli",
-            "simweb",
-            "--hosts",
-            str(hosts),
-            "--pages",
-            str(pages),
-            "--links",
-            str(links),
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+def bench_settings(
+    crawl_dir: Path,
+    parsers: int,
+    *,
+    gap: float = 0.0,
+    ca_file: Path | None = None,
+    max_duration: float = 0.0,
+    suffix: str = "sim",
+) -> Settings:
+    """Speed-test settings: the simulated web's names to loopback; with ``gap`` 0 no
+    politeness gap and up to 8 requests per host, else that gap and one request per
+    host (the defaults of a real crawl). Never for real sites."""
+    values: dict[str, Any] = {
+        "user_agent": USER_AGENT,
+        "out": str(crawl_dir),
+        "resolve": [f"*.{suffix}=127.0.0.1"],
+        "allow_loopback": True,
+        "delay": gap,
+        "max_per_host": 8 if gap == 0 else 1,
+        "parsers": parsers,
+        "quiet": True,
+        "concurrency": 64,
+        "metrics_interval": 5.0,
+        "max_duration": max_duration,
+    }
+    if ca_file is not None:
+        values["ca_file"] = str(ca_file)
+    return build_settings(values)
+
+
+@dataclass(frozen=True, slots=True)
+class BenchCase:
+    scheme: str  # http | https
+    gap: float  # seconds between requests to one host (0: none, 8 per host)
+    size: int  # hosts multiplier
+    hosts: int
+    pages: int  # per host
+    links: int
+    parsers: int  # 0: the crawler's default
+    seconds: float  # the run stops after this long
+
+    @property
+    def name(self) -> str:
+        return f"{self.scheme} gap {self.gap:g}s {self.size}x"
+
+
+@dataclass(frozen=True, slots=True)
+class BenchResult:
+    case: BenchCase
+    pages: int = 0
+    requests: int = 0
+    crawl_seconds: float = 0.0
+    startup_cpu: float = 0.0
+    crawl_cpu: float = 0.0
+    processes: int = 0
+    orphans: int = 0
+    peaks: tuple[ProcessPeak, ...] = ()
+    frontier_cpu: float = 0.0
+    frontier_urls: int = 0
+    connections: int = 0
+    stopped_by: str = ""
+    outcomes: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ms_per_page(self) -> float:
+        return self.crawl_cpu / self.pages * 1000 if self.pages else 0.0
+
+    @property
+    def frontier_us_per_url(self) -> float:
+        return self.frontier_cpu / self.frontier_urls * 1e6 if self.frontier_urls else 0.0
+
+
+def parse_size(text: str) -> int:
+    """``"10x"`` or ``"10"`` -> 10."""
+    value = int(text.lower().removesuffix("x"))
+    if not 1 <= value <= 100:
+        raise ValueError(f"size {text!r}: expected 1x .. 100x")
+    return value
+
+
+class _Server:
+    """A ``headway simweb`` process (not counted) and its connection counter."""
+
+    def __init__(self, case: BenchCase, pki_dir: Path | None) -> None:
+        self.port = free_port()
+        argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(case.hosts)]
+        argv += ["--pages", str(case.pages), "--links", str(case.links), "--port", str(self.port)]
+        argv += ["--suffix", SUFFIX]
+        self.ca_file: Path | None = None
+        self._ctx: ssl.SSLContext | None = None
+        if case.scheme == "https":
+            assert pki_dir is not None
+            from headway.testing.tls import make_test_pki
+
+            pki = make_test_pki(pki_dir)
+            argv += ["--tls-cert", str(pki.cert_file), "--tls-key", str(pki.key_file)]
+            self.ca_file = pki.ca_file
+            self._ctx = ssl.create_default_context(cafile=str(pki.ca_file))
+        self.scheme = case.scheme
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(self.port)
+
+    def connections(self) -> int:
+        req = urllib.request.Request(
+            f"{self.scheme}://127.0.0.1:{self.port}/", headers={"Host": STATS_HOST}
+        )
+        with urllib.request.urlopen(req, timeout=10, context=self._ctx) as resp:
+            return int(json.loads(resp.read())["connections"])
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
+    config = {
+        "port": server.port,
+        "hosts": case.hosts,
+        "scheme": case.scheme,
+        "gap": case.gap,
+        "parsers": case.parsers,
+        "out": str(tmp / "crawl"),
+        "ca_file": str(server.ca_file) if server.ca_file else None,
+        "seconds": case.seconds,
+    }
+    argv = [sys.executable, "-m", "headway.cli", "bench-crawl", json.dumps(config)]
+    before = server.connections()
+    run = TreeRun(argv, exclude={server.proc.pid})
+    proc = run.start()
+    lines: list[dict[str, Any]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            with contextlib.suppress(ValueError):
+                msg = json.loads(raw)
+                if msg.get("event") == "started":
+                    run.mark()
+                else:
+                    lines.append(msg)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    usage = run.wait(case.seconds + 120)
+    reader.join(10)
+    after = server.connections()
+    if usage.returncode != 0 or not lines:
+        return BenchResult(case, error=f"crawler exited with {usage.returncode}")
+    s = lines[-1]
+    return BenchResult(
+        case,
+        pages=int(s["pages"]),
+        requests=int(s["requests"]),
+        crawl_seconds=float(s["seconds"]),
+        startup_cpu=usage.mark_cpu or 0.0,
+        crawl_cpu=usage.after_mark_cpu,
+        processes=usage.processes,
+        orphans=usage.orphans,
+        peaks=usage.peaks,
+        frontier_cpu=float(s["frontier_cpu"]),
+        frontier_urls=int(s["frontier_urls"]),
+        connections=after - before,
+        stopped_by=str(s["stopped_by"]),
+        outcomes=dict(s["outcomes"]),
     )
-    try:
-        wait_port(port)
-        with tempfile.TemporaryDirectory() as tmp:
-            crawl_dir = out or Path(tmp) / "bench"
-            summary = _crawl(crawl_dir, hosts, port, parsers)
-    finally:
-        server.terminate()
-        server.wait(10)
-    _report(summary, hosts, pages, links, parsers)
-    return 0
 
 
-def bench_settings(crawl_dir: Path, parsers: int) -> Settings:
-    """Speed-test settings: the simulated web's names to loopback, politeness gaps off,
-    up to 8 requests per host. Never for real sites."""
-    return build_settings(
-        {
-            "user_agent": "headway-bench/0.1 (+https://example.org/bench)",
-            "out": str(crawl_dir),
-            "resolve": ["*.sim=127.0.0.1"],
-            "allow_loopback": True,
-            "delay": 0.0,
-            "max_per_host": 8,
-            "parsers": parsers,
-            "quiet": True,
-            "concurrency": 64,
-            "metrics_interval": 5.0,
-        }
-    )
+def run_bench(cases: list[BenchCase]) -> list[BenchResult]:
+    """Run every case, one server per (scheme, size), in order."""
+    results: list[BenchResult] = []
+    with tempfile.TemporaryDirectory(prefix="headway-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        servers: dict[tuple[str, int], _Server] = {}
+        try:
+            for n, case in enumerate(cases):
+                key = (case.scheme, case.size)
+                if key not in servers:
+                    servers[key] = _Server(case, tmp / f"pki-{n}")
+                run_dir = tmp / f"run-{n}"
+                run_dir.mkdir()
+                results.append(_run_case(case, servers[key], run_dir))
+        finally:
+            for server in servers.values():
+                server.stop()
+    return results
 
 
-def _crawl(crawl_dir: Path, hosts: int, port: int, parsers: int) -> CrawlSummary:
+def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
+    """The crawl of one case, run in the measured process (``headway bench-crawl``);
+    ``on_started`` is called when start-up is over."""
     import uvloop
 
-    settings = bench_settings(crawl_dir, parsers)
-    seeds = [f"http://site{i}.sim:{port}/" for i in range(hosts)]
-    node = Node(settings, seeds)
-    result: CrawlSummary = uvloop.run(node.run())
-    return result
+    from headway.runtime.node import Node
 
-
-def _report(s: CrawlSummary, hosts: int, pages: int, links: int, parsers: int) -> None:
-    per_page = s.cpu_seconds / s.fetches * 1000 if s.fetches else 0.0
-    print(
-        f"simulated web: {hosts} hosts x {pages} pages, {links} links a page; "
-        f"{parsers} parser processes"
+    ca = config.get("ca_file")
+    settings = bench_settings(
+        Path(config["out"]),
+        int(config["parsers"]),
+        gap=float(config["gap"]),
+        ca_file=Path(ca) if ca else None,
+        max_duration=float(config["seconds"]),
+        suffix=SUFFIX,
     )
-    print(f"pages fetched      {s.fetches}")
-    print(f"requests           {s.requests}")
-    print(f"wall seconds       {s.seconds:.2f}")
-    print(f"pages/s            {s.fetches / s.seconds:.1f}")
-    print(f"CPU seconds        {s.cpu_seconds:.2f} (crawler + parser processes)")
-    print(f"CPU ms per page    {per_page:.2f}")
-    print(f"peak RSS (main)    {s.peak_rss_mib:.0f} MiB")
-    print(f"outcomes           {dict(sorted(s.outcomes.items()))}")
+    port, scheme = int(config["port"]), str(config["scheme"])
+    seeds = [f"{scheme}://site{i}.{SUFFIX}:{port}/" for i in range(int(config["hosts"]))]
+
+    def started() -> None:
+        sys.stdout.write(json.dumps({"event": "started"}) + "\n")
+        sys.stdout.flush()
+
+    node = Node(settings, seeds, on_started=started)
+    s = uvloop.run(node.run())
+    f = s.frontier
+    return {
+        "pages": s.fetches,
+        "requests": s.requests,
+        "seconds": s.seconds,
+        "stopped_by": s.stopped_by,
+        "outcomes": s.outcomes,
+        "frontier_cpu": node.fw.cpu_seconds(),
+        "frontier_urls": f.seen,
+    }
+
+
+def _peaks_text(peaks: tuple[ProcessPeak, ...]) -> str:
+    by_role: dict[str, list[float]] = {}
+    for p in peaks:
+        by_role.setdefault(p.role, []).append(p.peak_rss_mib)
+    return ", ".join(
+        f"{role} {' / '.join(f'{v:.0f}' for v in values)}" for role, values in by_role.items()
+    )
+
+
+def report_lines(results: list[BenchResult]) -> list[str]:
+    """The benchmark's output, one string a line."""
+    out: list[str] = []
+    if results:
+        c = results[0].case
+        out.append(
+            f"simulated web: {c.hosts // c.size} hosts (x size) x {c.pages} pages, "
+            f"{c.links} links a page; parsers {c.parsers or 'default'}"
+        )
+    out.append(
+        "CPU: whole process tree of the crawler (main process and threads, forkserver, "
+        "parser processes), from /proc and wait4; start-up apart; server not counted"
+    )
+    head = (
+        f"{'case':<22}{'pages':>7}{'wall s':>8}{'pages/s':>9}{'crawl CPU s':>12}"
+        f"{'ms/page':>9}{'start-up s':>11}{'conns':>7}{'frontier us/URL':>16}"
+    )
+    out += [head, "-" * len(head)]
+    for r in results:
+        if r.error:
+            out.append(f"{r.case.name:<22} failed: {r.error}")
+            continue
+        rate = r.pages / r.crawl_seconds if r.crawl_seconds else 0.0
+        out.append(
+            f"{r.case.name:<22}{r.pages:>7}{r.crawl_seconds:>8.1f}{rate:>9.1f}"
+            f"{r.crawl_cpu:>12.2f}{r.ms_per_page:>9.2f}{r.startup_cpu:>11.2f}"
+            f"{r.connections:>7}{r.frontier_us_per_url:>16.1f}"
+        )
+    out.append("")
+    for r in results:
+        if not r.error:
+            out.append(
+                f"{r.case.name}: {r.processes} processes ({r.orphans} orphaned, reaped by "
+                f"the bench); peak RSS MiB: {_peaks_text(r.peaks)}; stopped by "
+                f"{r.stopped_by}; outcomes {dict(sorted(r.outcomes.items()))}"
+            )
+    out += _ratios(results)
+    return out
+
+
+def _ratios(results: list[BenchResult]) -> list[str]:
+    ok = {(r.case.scheme, r.case.gap, r.case.size): r for r in results if not r.error and r.pages}
+    lines: list[str] = []
+    for (scheme, gap, size), r in sorted(ok.items()):
+        base = ok.get((scheme, 0.0, size))
+        if gap and base is not None:
+            lines.append(
+                f"gap {gap:g}s / no gap ({scheme} {size}x): CPU per page "
+                f"{r.ms_per_page / base.ms_per_page:.2f}x"
+            )
+        plain = ok.get(("http", gap, size))
+        if scheme == "https" and plain is not None:
+            lines.append(
+                f"https / http (gap {gap:g}s {size}x): CPU per page "
+                f"{r.ms_per_page / plain.ms_per_page:.2f}x; connections {r.connections} "
+                f"for {r.requests} requests"
+            )
+        small = ok.get((scheme, gap, 1))
+        if size > 1 and small is not None:
+            lines.append(
+                f"{size}x / 1x ({scheme} gap {gap:g}s): CPU per page "
+                f"{r.ms_per_page / small.ms_per_page:.2f}x; frontier CPU per URL "
+                f"{r.frontier_us_per_url / max(small.frontier_us_per_url, 1e-9):.2f}x; "
+                f"peak RSS {max((p.peak_rss_mib for p in r.peaks), default=0):.0f} vs "
+                f"{max((p.peak_rss_mib for p in small.peaks), default=0):.0f} MiB"
+            )
+    return (["", *lines]) if lines else []

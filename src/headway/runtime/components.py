@@ -40,7 +40,16 @@ def fetch_config(settings: Settings) -> FetchConfig:
         dns_ttl=f.dns_ttl,
         proxy=f.proxy,
         hosts=load_hosts_file(f.hosts_file) if f.hosts_file is not None else {},
+        ca_file=f.ca_file,
+        keepalive=keepalive_seconds(settings.politeness.delay),
     )
+
+
+def keepalive_seconds(delay: float) -> float:
+    """How long an idle connection is kept: past two politeness gaps (so a host's next
+    request reuses its connection, and its TLS session), at least 5 s and at most 30 s
+    (idle sockets number about requests per second times this)."""
+    return max(5.0, min(30.0, 2 * delay + 1))
 
 
 def frontier_limits(settings: Settings) -> FrontierLimits:

@@ -76,12 +76,14 @@ class Node:
         optout: OptOut | None = None,
         on_snapshot: Callable[[Snapshot], None] | None = None,
         clock: Callable[[], float] = time.time,
+        on_started: Callable[[], None] | None = None,
     ) -> None:
         self.clock = clock  # wall-clock seconds for politeness, leases and settling
         self.settings = settings
         self.seeds = list(seeds)
         self.optout = optout
         self.on_snapshot = on_snapshot
+        self.on_started = on_started  # called once start-up is over, before the first fetch
         self.canon = canon_options(settings)
         self._use_seeds(self.seeds)
         self.counters = Counters()
@@ -211,6 +213,8 @@ class Node:
         else:
             self._page_budget = math.inf
         self.scheduler.page_budget = self._page_budget
+        if self.on_started is not None:
+            self.on_started()
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
         try:

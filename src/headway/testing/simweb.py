@@ -13,13 +13,21 @@ Contract:
   hanging, with status 0 (no answer). ``path`` is the raw path with its query string.
   The log keeps the newest ``log_limit`` entries (``log_dropped`` counts the rest).
 - ``stop()`` returns promptly: every delayed or hung request is woken and answered.
+- With an ``ssl_context`` it serves HTTPS (URLs are then ``https://``); ``connections``
+  counts the connections accepted (over TLS: full handshakes, since the server keeps no
+  session cache across connections it did not see), so tests can check that a crawler
+  keeps connections alive instead of opening one per request.
+- A request whose Host is ``STATS_HOST`` answers the counters as JSON (for a benchmark
+  that runs the server in another process); it is not logged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import ssl
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -36,6 +44,20 @@ __all__ = ["HostSpec", "LoggedRequest", "SimWeb", "SimWebSpec", "serve"]
 logger = logging.getLogger(__name__)
 
 HANG_SECONDS = 60.0
+#: Host name whose requests answer the server's counters (JSON) instead of a page.
+STATS_HOST = "stats.simweb.invalid"
+
+
+class _CountingServer(web.Server):
+    """aiohttp's low-level server, counting the connections it accepts."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.accepted = 0
+
+    def connection_made(self, handler: object, transport: asyncio.Transport) -> None:
+        self.accepted += 1
+        super().connection_made(handler, transport)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,18 +112,31 @@ class SimWeb:
         self._delay: dict[int, float] = {}
         self._hang: dict[int, bool] = {}  # host -> robots.txt hangs too
         self._flaky_done: set[int] = set()
+        self._server: _CountingServer | None = None
+        self._scheme = "http"
+        self.requests = 0
+
+    @property
+    def connections(self) -> int:
+        """Connections accepted so far (TLS: one full handshake each)."""
+        return self._server.accepted if self._server is not None else 0
 
     # -- lifecycle -------------------------------------------------------------------
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        """Listen on ``host:port`` (port 0 picks a free one; see ``port``)."""
+    async def start(
+        self, host: str = "127.0.0.1", port: int = 0, *, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        """Listen on ``host:port`` (port 0 picks a free one; see ``port``); over TLS when
+        ``ssl_context`` is given."""
         if self._runner is not None:
             raise RuntimeError("SimWeb already started")
         self._stopping = asyncio.Event()
-        server = web.Server(self._handle, access_log=None)
+        self._scheme = "https" if ssl_context is not None else "http"
+        server = _CountingServer(self._handle, access_log=None)
+        self._server = server
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=2.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
         try:
             await site.start()
         except BaseException:
@@ -139,10 +174,11 @@ class SimWeb:
         return self._port
 
     def url(self, host: str, path: str = "/") -> str:
-        """``http://host:PORT/path`` (the port left out when it is 80, as canonical
-        URLs do)."""
-        port = "" if self.port == 80 else f":{self.port}"
-        return f"http://{host}{port}{path}"
+        """``http://host:PORT/path`` (``https`` over TLS; the port left out when it is
+        the scheme's default, as canonical URLs do)."""
+        default = 443 if self._scheme == "https" else 80
+        port = "" if self.port == default else f":{self.port}"
+        return f"{self._scheme}://{host}{port}{path}"
 
     def seeds(self) -> list[str]:
         """The home page URL of every host."""
@@ -233,6 +269,10 @@ class SimWeb:
         start, wall = time.monotonic(), time.time()
         name = request.headers.get("Host", "").lower()
         name = name.rpartition(":")[0] if ":" in name else name
+        if name == STATS_HOST:
+            stats = {"connections": self.connections, "requests": self.requests}
+            return web.Response(body=json.dumps(stats).encode(), content_type="application/json")
+        self.requests += 1
         raw_path = request.raw_path
         agent = request.headers.get("User-Agent", "")
         index = self._index.get(name)
@@ -284,10 +324,12 @@ class SimWeb:
         return self._renderer.respond(index, path, gzipped=gzipped), False
 
 
-async def serve(spec: SimWebSpec, host: str, port: int) -> None:
+async def serve(
+    spec: SimWebSpec, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+) -> None:
     """Serve ``spec`` on ``host:port`` until cancelled (the log is not kept)."""
     simweb = SimWeb(spec, log_limit=0)
-    await simweb.start(host, port)
+    await simweb.start(host, port, ssl_context=ssl_context)
     logger.info(
         "simweb: %d hosts on %s:%d; resolve '*.%s' to %s (e.g. %s)",
         spec.hosts,

@@ -1,0 +1,91 @@
+"""HTTPS: the simulated web over TLS with a certificate made here, trusted through
+``ca_file``; verification on by default; one TLS handshake per host, not per page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headway.errors import ConfigError
+from headway.fetch.client import FetchConfig, Fetcher
+from headway.policy.outcome import Outcome
+from headway.runtime.node import Node
+from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+from headway.testing.tls import SimPki, make_test_pki, server_context
+from tests.integration.helpers import UA, crawl_settings
+
+SUFFIX = "sim.test"
+RESOLVE = {f"*.{SUFFIX}": "127.0.0.1"}
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> SimPki:
+    return make_test_pki(tmp_path_factory.mktemp("pki"), SUFFIX)
+
+
+def tls_web(pki: SimPki, hosts: int, pages: int) -> SimWeb:
+    spec = SimWebSpec(
+        hosts=hosts, host_spec=HostSpec(pages=pages, links_per_page=3), suffix=SUFFIX, seed=3
+    )
+    return SimWeb(spec)
+
+
+def config(ca_file: Path | None) -> FetchConfig:
+    return FetchConfig(user_agent=UA, allow_loopback=True, resolve=RESOLVE, ca_file=ca_file)
+
+
+async def test_certificates_are_verified_and_ca_file_is_trusted(pki: SimPki) -> None:
+    web = tls_web(pki, 1, 2)
+    await web.start(ssl_context=server_context(pki.cert_file, pki.key_file))
+    try:
+        url = web.seeds()[0]
+        assert url.startswith("https://")
+        async with Fetcher(config(None)) as fetcher:  # verification is on by default
+            refused = await fetcher.fetch(url)
+        assert refused.outcome is Outcome.TLS_ERROR
+        assert refused.error is not None and "certificate verify failed" in refused.error
+        async with Fetcher(config(pki.ca_file)) as fetcher:
+            ok = await fetcher.fetch(url)
+        assert ok.outcome is Outcome.OK and ok.status == 200
+        assert b"<a href=" in ok.body
+    finally:
+        await web.stop()
+
+
+def test_unreadable_ca_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"fetch\.ca_file"):
+        Fetcher(config(tmp_path / "missing.pem"))
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a certificate\n")
+    with pytest.raises(ConfigError, match=r"fetch\.ca_file"):
+        Fetcher(config(bad))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("hosts", "pages", "concurrency"), [(3, 6, 64), (40, 2, 8)])
+async def test_connections_stay_alive_across_the_gap(
+    pki: SimPki, tmp_path: Path, hosts: int, pages: int, concurrency: int
+) -> None:
+    """Every request to a host after the first reuses its connection across the
+    politeness gap: the server sees about one connection (one TLS handshake) per host,
+    also when there are more hosts than fetch slots."""
+    web = tls_web(pki, hosts, pages)
+    await web.start(ssl_context=server_context(pki.cert_file, pki.key_file))
+    try:
+        settings = crawl_settings(
+            tmp_path / "c",
+            delay=0.3,
+            resolve=[f"*.{SUFFIX}=127.0.0.1"],
+            ca_file=str(pki.ca_file),
+            concurrency=concurrency,
+        )
+        summary = await Node(settings, web.seeds()).run()
+    finally:
+        await web.stop()
+    assert summary.stopped_by == "finished"
+    assert summary.outcomes.get("ok", 0) == hosts * (pages + 1)  # home page + pages
+    requests = len(web.log)
+    assert requests == summary.requests >= hosts * (pages + 2)  # robots.txt too
+    # one connection per host (a spare one each at most), not one per request
+    assert web.connections <= 2 * hosts, (web.connections, requests)
