@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--size", nargs="+", default=["1x"], help="hosts multipliers: 1x 10x")
     bench.add_argument("--seconds", type=float, default=20.0, help="each run stops after this")
+    bench.add_argument(
+        "--before-src",
+        default=None,
+        help="source tree (its src/ folder) of an earlier headway: each case runs first "
+        "with it, then with this one, on the same server (before/after figures)",
+    )
     crawl_child = sub.add_parser("bench-crawl", help=argparse.SUPPRESS)
     crawl_child.add_argument("config")
     return parser
@@ -369,10 +375,12 @@ def _bench(args: argparse.Namespace) -> int:
             links=args.links,
             parsers=args.parsers,
             seconds=args.seconds,
+            src=src,
         )
         for size in sizes
         for scheme in args.scheme
         for gap in args.gaps
+        for src in ([args.before_src, None] if args.before_src else [None])
     ]
     for line in report_lines(run_bench(cases)):
         print(line, flush=True)

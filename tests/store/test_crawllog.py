@@ -103,3 +103,25 @@ def test_bad_lines_are_value_errors() -> None:
         parse_entry('{"time": "2023-11-14T22:13:20.000Z"}')
     with pytest.raises(ValueError):
         parse_entry(format_entry(FULL)[:-10])
+
+
+def test_text_that_is_not_valid_unicode_still_makes_a_line() -> None:
+    from headway.store.crawllog import CrawlLogEntry, format_entry, parse_entry
+
+    entry = CrawlLogEntry(
+        time=1.0,
+        url="http://a.test/\udcff",
+        status=None,
+        outcome="x",
+        bytes=0,
+        content_type=None,
+        digest=None,
+        duration=0.0,
+        depth=0,
+        outlinks=0,
+        truncated=None,
+        error="caf\u00e9 \udc80",
+    )
+    line = format_entry(entry)
+    assert line.endswith("\n") and line.count("\n") == 1
+    assert parse_entry(line) == entry

@@ -257,3 +257,29 @@ def test_compress_level_is_honoured_and_validated(tmp_path: Path, level: int) ->
     assert [x["type"] for x in read_records(only_file(tmp_path))][1] == "response"
     with pytest.raises(ValueError):
         WarcWriter(tmp_path, compress_level=level * 10)
+
+
+@pytest.mark.parametrize(("level", "isal_level"), [(1, 1), (3, 1), (4, 2), (6, 2), (7, 3), (9, 3)])
+def test_every_record_is_a_standard_gzip_member(
+    tmp_path: Path, level: int, isal_level: int
+) -> None:
+    """Records are deflated by ISA-L at the mapped level, yet each is a plain gzip member
+    that the standard library's gzip reads on its own."""
+    import gzip
+    import zlib
+
+    from headway.store.warc import ISAL_LEVEL
+
+    assert ISAL_LEVEL[level] == isal_level
+    body = b"<html>" + b"<p>some text that compresses</p>" * 500 + b"</html>"
+    write(tmp_path, fetch_result(raw_body=body), compress_level=level)
+    data = only_file(tmp_path).read_bytes()
+    members = 0
+    while data:
+        d = zlib.decompressobj(31)
+        record = d.decompress(data)
+        assert d.eof, "a complete gzip member"
+        assert gzip.decompress(data[: len(data) - len(d.unused_data)]) == record
+        data = d.unused_data
+        members += 1
+    assert members == 3  # warcinfo, response, request

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import ssl
 import subprocess
@@ -101,10 +102,11 @@ class BenchCase:
     links: int
     parsers: int  # 0: the crawler's default
     seconds: float  # the run stops after this long
+    src: str | None = None  # another source tree to run the crawler from (A/B runs)
 
     @property
     def name(self) -> str:
-        return f"{self.scheme} gap {self.gap:g}s {self.size}x"
+        return f"{self.scheme} gap {self.gap:g}s {self.size}x" + (" before" if self.src else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +195,10 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
     }
     argv = [sys.executable, "-m", "headway.cli", "bench-crawl", json.dumps(config)]
     before = server.connections()
-    run = TreeRun(argv, exclude={server.proc.pid})
+    env = None
+    if case.src is not None:
+        env = {**os.environ, "PYTHONPATH": case.src}
+    run = TreeRun(argv, exclude={server.proc.pid}, env=env)
     proc = run.start()
     lines: list[dict[str, Any]] = []
 

@@ -213,12 +213,15 @@ class Node:
         else:
             self._page_budget = math.inf
         self.scheduler.page_budget = self._page_budget
-        if self.on_started is not None:
-            self.on_started()
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
         try:
-            async with Fetcher(fetch_config(self.settings)) as fetcher:
+            fetcher = Fetcher(fetch_config(self.settings))  # loads the TLS authorities
+            if self.on_started is not None:
+                self.on_started()
+            self._started = time.monotonic()
+            cpu0 = process_cpu_seconds()
+            async with fetcher:
                 self.fetcher = fetcher
                 await self._pipeline_run()
         finally:

@@ -1,7 +1,7 @@
 """Crawl log: one JSON line per fetch (or per URL decided without a fetch).
 
 Each line is a JSON object whose keys are exactly the field names of ``CrawlLogEntry``,
-in field order; ``time`` is written as ISO-8601 UTC with milliseconds
+in field order, compact, in UTF-8; ``time`` is written as ISO-8601 UTC with milliseconds
 (``2024-05-01T12:00:00.123Z``), everything else as its JSON value. ``parse_entry`` reads
 a line back (``time`` returns as epoch seconds, rounded to the millisecond).
 """
@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from headway.store.linefile import LineFile
 
@@ -59,7 +61,10 @@ def format_entry(entry: CrawlLogEntry) -> str:
     """The log line (with its newline) for one entry."""
     values: dict[str, Any] = {name: getattr(entry, name) for name in _FIELDS}
     values["time"] = format_time(entry.time)
-    return json.dumps(values, separators=(",", ":")) + "\n"
+    try:  # orjson: compact, UTF-8 (non-ASCII text is written as is, not \u-escaped)
+        return orjson.dumps(values).decode() + "\n"
+    except orjson.JSONEncodeError:  # text that is not valid Unicode (lone surrogates)
+        return json.dumps(values, separators=(",", ":")) + "\n"
 
 
 def parse_entry(line: str) -> CrawlLogEntry:

@@ -10,8 +10,11 @@ Contract:
   profile, headers only); a new non-empty digest is added to that map. Then the
   ``request`` record. Both are linked with ``WARC-Concurrent-To``. It returns where the
   response/revisit record landed, for the CDXJ index.
-- Each record is its own gzip member (deflate level ``compress_level``, default 6); the
-  pair is never split across files. A new file is started when the pair would push the
+- Each record is its own standard gzip member (RFC 1952, read by every WARC and gzip
+  reader), deflated with ISA-L (``isal``), 5-10x faster than zlib at a similar size.
+  ``compress_level`` 1-9 keeps zlib's meaning of fast-to-small and maps onto ISA-L's
+  levels (``ISAL_LEVEL``: 1-3 -> 1, 4-6 -> 2, 7-9 -> 3; on HTML, ISA-L 2 is about zlib 1
+  in size and ISA-L 3 about zlib 6). The pair is never split across files. A new file is started when the pair would push the
   current one past ``max_file_size``; every file opens with a ``warcinfo`` record.
   Files are never reopened: a restarted writer starts a new file whose serial follows
   the highest one in the directory.
@@ -27,7 +30,6 @@ import logging
 import os
 import re
 import time
-import zlib
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
+from isal import isal_zlib
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.utils import Digester
 from warcio.warcwriter import WARCWriter
@@ -49,6 +52,11 @@ log = logging.getLogger(__name__)
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 WARC_VERSION = "1.1"
+#: ``compress_level`` (zlib's 1-9 scale) -> ISA-L level (0-3; 0 is left out: on HTML it is
+#: about 15% larger than 1 for little gain).
+ISAL_LEVEL = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 2, 7: 3, 8: 3, 9: 3}
+#: wbits for a gzip wrapper (header and CRC-32 trailer) around a deflate stream.
+GZIP_WBITS = 31
 #: aiohttp has already removed the chunked framing from ``raw_body``; keeping the header
 #: would make WARC readers try to de-chunk a body that is not chunked.
 RENAMED_HEADERS = {"transfer-encoding": "X-Headway-Transfer-Encoding"}
@@ -178,10 +186,10 @@ class WarcWriter:
         self._exchanges = 0  # exchanges in the current file
         self._warcinfo_id: str | None = None  # record id of the current file's warcinfo
         self._files = self._records = self._bytes = self._revisits = 0
-        self._level = compress_level
+        self._level = ISAL_LEVEL[compress_level]
         # warcio serializes records (headers, digests, lengths); the gzip member is made
-        # here because warcio always deflates at level 9, 2-3x slower than 6 on HTML for
-        # about 1% smaller files.
+        # here because warcio always deflates with zlib at level 9, 5-10x slower than
+        # ISA-L for about 1-3% smaller files.
         self._builder = WARCWriter(io.BytesIO(), gzip=False, warc_version=WARC_VERSION)
 
     @property
@@ -285,7 +293,7 @@ class WarcWriter:
         out = io.BytesIO()
         self._builder.out = out
         self._builder.write_record(record)
-        deflater = zlib.compressobj(self._level, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+        deflater = isal_zlib.compressobj(self._level, isal_zlib.DEFLATED, GZIP_WBITS)
         return deflater.compress(out.getbuffer()) + deflater.flush()
 
     def _open_file(self) -> None:
