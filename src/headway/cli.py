@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--links", type=int, default=8, help="links per page")
     sim.add_argument("--seed", type=int, default=0, help="seed of the link graph")
     sim.add_argument("--suffix", default="sim", help="host names are site<N>.<suffix>")
+    sim.add_argument("--page-kb", type=int, default=0, help="pad pages with text to this size")
     sim.add_argument("--tls-cert", type=Path, default=None, help="serve HTTPS with this PEM")
     sim.add_argument("--tls-key", type=Path, default=None, help="private key of --tls-cert")
     bench = sub.add_parser(
@@ -114,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--hosts", type=int, default=50, help="hosts at size 1x")
     bench.add_argument("--pages", type=int, default=40, help="pages per host")
-    bench.add_argument("--links", type=int, default=150, help="links per page")
+    bench.add_argument("--links", type=int, default=280, help="links per page")
+    bench.add_argument("--page-kb", type=int, default=64, help="KiB of text on a page")
     bench.add_argument("--parsers", type=int, default=0, help="0: the crawler's default")
     bench.add_argument(
         "--gaps",
@@ -373,6 +375,7 @@ def _bench(args: argparse.Namespace) -> int:
             hosts=args.hosts * size,
             pages=args.pages,
             links=args.links,
+            page_kb=args.page_kb,
             parsers=args.parsers,
             seconds=args.seconds,
             src=src,
@@ -397,7 +400,9 @@ def _simweb(args: argparse.Namespace) -> int:
     sfx, scheme = args.suffix, "https" if args.tls_cert else "http"
     spec = SimWebSpec(
         hosts=args.hosts,
-        host_spec=HostSpec(pages=args.pages, links_per_page=args.links),
+        host_spec=HostSpec(
+            pages=args.pages, links_per_page=args.links, page_bytes=args.page_kb * 1024
+        ),
         seed=args.seed,
         suffix=args.suffix,
     )

@@ -100,6 +100,7 @@ class BenchCase:
     hosts: int
     pages: int  # per host
     links: int
+    page_kb: int  # pages padded with text to this size
     parsers: int  # 0: the crawler's default
     seconds: float  # the run stops after this long
     src: str | None = None  # another source tree to run the crawler from (A/B runs)
@@ -151,7 +152,7 @@ class _Server:
         self.port = free_port()
         argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(case.hosts)]
         argv += ["--pages", str(case.pages), "--links", str(case.links), "--port", str(self.port)]
-        argv += ["--suffix", SUFFIX]
+        argv += ["--suffix", SUFFIX, "--page-kb", str(case.page_kb)]
         self.ca_file: Path | None = None
         self._ctx: ssl.SSLContext | None = None
         if case.scheme == "https":
@@ -310,8 +311,8 @@ def report_lines(results: list[BenchResult]) -> list[str]:
     if results:
         c = results[0].case
         out.append(
-            f"simulated web: {c.hosts // c.size} hosts (x size) x {c.pages} pages, "
-            f"{c.links} links a page; parsers {c.parsers or 'default'}"
+            f"simulated web: {c.hosts // c.size} hosts (x size) x {c.pages} pages of "
+            f"{c.page_kb} KiB, {c.links} links a page; parsers {c.parsers or 'default'}"
         )
     out.append(
         "CPU: whole process tree of the crawler (main process and threads, forkserver, "
@@ -345,8 +346,19 @@ def report_lines(results: list[BenchResult]) -> list[str]:
 
 
 def _ratios(results: list[BenchResult]) -> list[str]:
-    ok = {(r.case.scheme, r.case.gap, r.case.size): r for r in results if not r.error and r.pages}
+    ok = {
+        (r.case.scheme, r.case.gap, r.case.size): r
+        for r in results
+        if not r.error and r.pages and r.case.src is None
+    }
     lines: list[str] = []
+    for r in results:
+        key = (r.case.scheme, r.case.gap, r.case.size)
+        if r.case.src is not None and not r.error and r.pages and key in ok:
+            lines.append(
+                f"after / before ({r.case.name.removesuffix(' before')}): CPU per page "
+                f"{ok[key].ms_per_page / r.ms_per_page:.2f}x"
+            )
     for (scheme, gap, size), r in sorted(ok.items()):
         base = ok.get((scheme, 0.0, size))
         if gap and base is not None:

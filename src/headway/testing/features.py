@@ -153,7 +153,7 @@ class Renderer:
         if path.startswith("/dup/"):
             rng = random.Random(f"{self._web.seed}:{host}:dup")
         count = rng.randint(4, 9)
-        budget = HUGE_BYTES if path == "/huge" else 0
+        budget = HUGE_BYTES if path == "/huge" else self._web.spec_for(host).page_bytes
         paragraphs: list[str] = []
         size = 0
         while size < budget or len(paragraphs) < count:

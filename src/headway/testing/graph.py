@@ -56,6 +56,7 @@ class HostSpec:
     delay: float = 0.0
     gzip: bool = False
     features: frozenset[str] = frozenset()
+    page_bytes: int = 0  # pages are padded with text paragraphs to at least this size
 
     def __post_init__(self) -> None:
         unknown = set(self.features) - FEATURES
