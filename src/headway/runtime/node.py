@@ -66,6 +66,14 @@ log = logging.getLogger(__name__)
 #: Seconds fetches in flight may still finish after Ctrl-C before they are cancelled.
 INTERRUPT_GRACE = 5.0
 
+#: Seconds the store and settle stages wait for a batch to fill. Work paid per batch (a
+#: thread hop, a flush, a frontier transaction) is then shared by several pages also when
+#: pages arrive slowly (at the politeness gap); the cost is latency only, which no
+#: politeness rule depends on. (Parse batches do not linger: a page that kills its
+#: parser process takes its whole batch with it, so fuller batches would lose more.)
+STORE_LINGER = 0.05
+SETTLE_LINGER = 0.05
+
 
 class Node:
     def __init__(
@@ -500,7 +508,7 @@ class Node:
     async def _store_loop(self) -> None:
         while True:
             # a short linger fills batches: one write + flush per batch, not per page
-            batch = await self.store_stage.get_batch(64, linger=0.01)
+            batch = await self.store_stage.get_batch(64, linger=STORE_LINGER)
             now = self.clock()
             for work in batch:
                 decide(
@@ -520,7 +528,7 @@ class Node:
     async def _settle_loop(self) -> None:
         size = self.settings.runtime.settle_batch
         while True:
-            items = await self.settle_stage.get_batch(size, linger=0.005)
+            items = await self.settle_stage.get_batch(size, linger=SETTLE_LINGER)
             completions = [i.completion for i in items if i.completion is not None]
             discovered = [e for i in items for e in i.discovered]
             result = await self.fw.call(
