@@ -14,10 +14,10 @@ Contract:
   reader), deflated with ISA-L (``isal``), 5-10x faster than zlib at a similar size.
   ``compress_level`` 1-9 keeps zlib's meaning of fast-to-small and maps onto ISA-L's
   levels (``ISAL_LEVEL``: 1-3 -> 1, 4-6 -> 2, 7-9 -> 3; on HTML, ISA-L 2 is about zlib 1
-  in size and ISA-L 3 about zlib 6). The pair is never split across files. A new file is started when the pair would push the
-  current one past ``max_file_size``; every file opens with a ``warcinfo`` record.
-  Files are never reopened: a restarted writer starts a new file whose serial follows
-  the highest one in the directory.
+  in size and ISA-L 3 about zlib 6). The pair is never split across files. A new file
+  is started when the pair would push the current one past ``max_file_size``; every
+  file opens with a ``warcinfo`` record. Files are never reopened: a restarted writer
+  starts a new file whose serial follows the highest one in the directory.
 - ``WARC-Date`` is the fetch start (``FetchResult.started_at``) at second precision, so
   the 14-digit CDXJ timestamp restores it exactly for revisits written after a restart.
 - Not thread-safe: the runtime calls it from one dedicated thread, never the event loop.
