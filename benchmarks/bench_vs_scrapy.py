@@ -1,7 +1,7 @@
 """headway against Scrapy on the same simulated web, and the floor set by library costs.
 
-Run: ``.venv/bin/python benchmarks/bench_vs_scrapy.py --hosts 20 --pages 100 --links 150
-[--scrapy-python /tmp/scrapy-venv/bin/python] [--scrapy-dns proxy|resolver]``.
+Run: ``.venv/bin/python benchmarks/bench_vs_scrapy.py --hosts 20 --pages 50 --links 280
+--page-kb 64 [--scrapy-python /tmp/scrapy-venv/bin/python] [--scrapy-dns proxy|resolver]``.
 Scrapy is not a dependency of headway; give it a virtualenv of its own first:
 ``python3.11 -m venv /tmp/scrapy-venv && /tmp/scrapy-venv/bin/pip install scrapy``.
 
@@ -12,8 +12,9 @@ talk to it, and its CPU is not counted (it is a separate process). Then:
    reply cache), and ~200 of them, sampled evenly, are timed in process CPU time through
    the libraries a crawler cannot avoid: lexbor parse + ``css('a[href]')`` attribute
    collection, ``ada_url.join_url`` of each href, ``blake2b(digest_size=8)`` of each joined
-   URL, and aiohttp GETs over loopback (client CPU per page); each the best of a few
-   trials. Their sum is the floor.
+   URL, aiohttp GETs over loopback (client CPU per page), the SHA-1 payload digest and an
+   ISA-L gzip member (level 2, as headway's default) of the body for the WARC; each the
+   best of a few trials. Their sum is the floor.
 2. headway with politeness gaps off (delay 0, 8 per host, concurrency 64), with 1 and 2
    parser processes, writing its WARC and frontier to a temporary crawl directory.
 3. Scrapy (a spider generated into a temporary directory, run by ``--scrapy-python``):
@@ -23,33 +24,31 @@ talk to it, and its CPU is not counted (it is a separate process). Then:
    ``http_proxy`` (the simweb is also a forward proxy) or, with ``--scrapy-dns resolver``,
    through a DNS_RESOLVER mapping ``*.sim`` to 127.0.0.1.
 
-Each crawler runs under a small harness process (this file, ``_measure`` mode) that makes
-itself a child subreaper, so processes its crawler leaves orphaned (the forkserver of the
-parser pool) are still reaped by it; the harness reports ``RUSAGE_CHILDREN``: the CPU of
-the crawler's whole process tree, start-up included. "crawl CPU" subtracts what the
-crawler had spent before its crawl began (imports, setup), as the crawler reports it.
+Each crawler runs under ``TreeRun`` (``headway.runtime.proctree``): this process is a
+child subreaper, so processes the crawler leaves orphaned (the forkserver of the parser
+pool) are still reaped here, and the CPU of the crawler's whole process tree is the sum
+of the ``wait4`` usage of the crawler and of those orphans, start-up included. "crawl
+CPU" subtracts the tree's CPU when the crawl began: for headway, sampled from ``/proc``
+when the node reports its start-up over; for Scrapy (one process), what it had spent when
+its spider started.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import ctypes
 import hashlib
 import json
 import os
-import resource
-import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve()
-PR_SET_CHILD_SUBREAPER = 36
 SPIDER = r"""
 import json, resource, sys, time
 import scrapy
@@ -122,39 +121,6 @@ process.start()
 # -- child modes -----------------------------------------------------------------------------
 
 
-def measure_main(argv: list[str]) -> int:
-    """``_measure TIMEOUT OUT.json -- CMD...``: run CMD, reap its whole tree, write rusage."""
-    timeout, out, cmd = float(argv[0]), Path(argv[1]), argv[3:]
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, start_new_session=True)
-    timed_out = False
-    try:
-        rc = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        os.killpg(proc.pid, signal.SIGKILL)
-        rc = proc.wait()
-    wall = time.monotonic() - t0
-    orphans, deadline = 0, time.monotonic() + 30
-    while True:  # orphaned descendants were reparented to us: wait for them to end
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid:
-            orphans += 1
-            continue
-        if time.monotonic() > deadline:  # a straggler of the crawler's process group
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        time.sleep(0.02)
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = {"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "orphans": orphans}
-    out.write_text(json.dumps({**result, "timed_out": timed_out}))
-    return 0
-
-
 def headway_main(argv: list[str]) -> int:
     """``_headway PORT HOSTS PARSERS CRAWL_DIR``: crawl the simweb, print a JSON summary."""
     port, hosts, parsers, crawl_dir = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
@@ -164,11 +130,14 @@ def headway_main(argv: list[str]) -> int:
     from headway.runtime.node import Node
 
     settings = bench_settings(Path(crawl_dir), parsers)
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    startup = ru.ru_utime + ru.ru_stime
-    s = uvloop.run(Node(settings, [f"http://site{i}.sim:{port}/" for i in range(hosts)]).run())
+
+    def started() -> None:
+        print(json.dumps({"event": "started"}), flush=True)
+
+    seeds = [f"http://site{i}.sim:{port}/" for i in range(hosts)]
+    s = uvloop.run(Node(settings, seeds, on_started=started).run())
     info: dict[str, Any] = {"pages": s.fetches, "requests": s.requests, "crawl_wall": s.seconds}
-    info |= {"self_cpu": s.cpu_seconds, "startup_cpu": startup, "outcomes": s.outcomes}
+    info |= {"self_cpu": s.cpu_seconds, "outcomes": s.outcomes}
     print(json.dumps(info), flush=True)
     return 0
 
@@ -177,21 +146,39 @@ def headway_main(argv: list[str]) -> int:
 
 
 def run_measured(name: str, cmd: list[str], timeout: float, env: dict[str, str]) -> dict[str, Any]:
-    """Run ``cmd`` under the harness; the crawler's JSON line merged with the harness's."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out, log = Path(tmp) / "rusage.json", Path(tmp) / "out.txt"
-        harness = [sys.executable, str(HERE), "_measure", str(timeout), str(out), "--", *cmd]
-        with log.open("wb") as fh:
-            subprocess.run(
-                harness, stdout=fh, stderr=subprocess.STDOUT, env=env, timeout=timeout + 60
-            )
-        text = log.read_text(errors="replace")
-        usage = json.loads(out.read_text())
-    lines = [ln for ln in text.splitlines() if ln.startswith("{")]
-    if usage["rc"] != 0 or usage["timed_out"] or not lines:
-        print(f"{name}: failed (rc {usage['rc']}, timed out {usage['timed_out']}):\n{text[-3000:]}")
+    """Run ``cmd`` under ``TreeRun``; its last JSON line merged with the tree's usage."""
+    from headway.runtime.proctree import TreeRun
+
+    run = TreeRun(cmd, env=env)
+    proc = run.start()
+    lines: list[dict[str, Any]] = []
+    text: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            line = raw.decode(errors="replace")
+            text.append(line)
+            if line.startswith("{"):
+                msg = json.loads(line)
+                if msg.get("event") == "started":
+                    run.mark()
+                else:
+                    lines.append(msg)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    usage = run.wait(timeout)
+    reader.join(10)
+    if usage.returncode != 0 or not lines:
+        out = "".join(text)[-3000:]
+        print(f"{name}: failed (rc {usage.returncode}):\n{out}")
         return {"name": name, "failed": True}
-    return {"name": name, **usage, **json.loads(lines[-1])}
+    result = {"name": name, **lines[-1], "rc": usage.returncode, "wall": usage.wall}
+    result |= {"cpu": usage.total_cpu, "orphans": usage.orphans, "processes": usage.processes}
+    if usage.mark_cpu is not None:
+        result["startup_cpu"] = usage.mark_cpu
+    return result
 
 
 def sample_paths(hosts: int, pages: int) -> list[tuple[int, str]]:
@@ -246,6 +233,7 @@ def _per_page(work: Any, items: list[Any], trials: int = 5, min_cpu: float = 0.2
 def measure_floor(port: int, hosts: int, pages: int, sample: int) -> dict[str, float]:
     import ada_url
     import uvloop
+    from isal import isal_zlib
     from selectolax.lexbor import LexborHTMLParser
 
     everything = sample_paths(hosts, pages)
@@ -275,6 +263,11 @@ def measure_floor(port: int, hosts: int, pages: int, sample: int) -> dict[str, f
             lambda js: [blake(j.encode(), digest_size=8).digest() for j in js], joined
         ),
         "read": read_ms,
+        "sha1": _per_page(lambda b: hashlib.sha1(b).digest(), bodies),
+        "gzip": _per_page(
+            lambda b: (lambda c: c.compress(b) + c.flush())(isal_zlib.compressobj(2, 8, 31)),
+            bodies,
+        ),
     }
     floor["links"] = sum(map(len, page_hrefs)) / len(page_hrefs)
     floor["kib"] = sum(map(len, bodies)) / len(bodies) / 1024
@@ -283,9 +276,10 @@ def measure_floor(port: int, hosts: int, pages: int, sample: int) -> dict[str, f
 
 
 def print_report(rows: list[dict[str, Any]], floor: dict[str, float], args: Any) -> None:
-    total = floor["parse"] + floor["join"] + floor["hash"] + floor["read"]
+    total = sum(floor[k] for k in ("parse", "join", "hash", "read", "sha1", "gzip"))
     print(
-        f"\nsimulated web: {args.hosts} hosts x {args.pages} pages, {args.links} links a page"
+        f"\nsimulated web: {args.hosts} hosts x {args.pages} pages, {args.links} links and "
+        f"{args.page_kb} KiB of text a page"
         f" (home pages: min(links, pages)); simweb server CPU not counted"
     )
     print(
@@ -296,6 +290,8 @@ def print_report(rows: list[dict[str, Any]], floor: dict[str, float], args: Any)
     print(f"  ada_url.join_url of each href              {floor['join']:8.3f}")
     print(f"  blake2b(digest_size=8) of each link        {floor['hash']:8.3f}")
     print(f"  aiohttp GET + read over loopback (client)  {floor['read']:8.3f}")
+    print(f"  SHA-1 payload digest of the body           {floor['sha1']:8.3f}")
+    print(f"  ISA-L gzip member (level 2) of the body    {floor['gzip']:8.3f}")
     print(f"  floor (sum)                                {total:8.3f}")
     head = (
         f"\n{'crawler':<22}{'pages':>7}{'wall s':>9}{'CPU s':>9}{'CPU ms/page':>13}"
@@ -336,8 +332,6 @@ def print_report(rows: list[dict[str, Any]], floor: dict[str, float], args: Any)
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "_measure":
-        return measure_main(sys.argv[2:])
     if len(sys.argv) > 1 and sys.argv[1] == "_headway":
         return headway_main(sys.argv[2:])
     from headway.runtime.bench import free_port, wait_port
@@ -345,7 +339,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hosts", type=int, default=20)
     ap.add_argument("--pages", type=int, default=100, help="pages per host")
-    ap.add_argument("--links", type=int, default=150, help="links per page")
+    ap.add_argument("--links", type=int, default=280, help="links per page")
+    ap.add_argument("--page-kb", type=int, default=64, help="KiB of text added to a page")
     ap.add_argument("--parsers", type=int, nargs="*", default=[1, 2], help="runs of headway")
     ap.add_argument("--scrapy-python", default="/tmp/scrapy-venv/bin/python")
     ap.add_argument("--scrapy-dns", choices=["proxy", "resolver"], nargs="+", default=["proxy"])
@@ -355,6 +350,7 @@ def main() -> int:
     port = free_port()
     simweb = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(args.hosts)]
     simweb += ["--pages", str(args.pages), "--links", str(args.links), "--port", str(port)]
+    simweb += ["--page-kb", str(args.page_kb)]
     server = subprocess.Popen(simweb, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     rows: list[dict[str, Any]] = []
