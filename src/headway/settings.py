@@ -209,8 +209,8 @@ class StoreSettings:
     warc_prefix: str = _opt("headway", "WARC file name prefix")
     warc_gzip_level: int = _opt(
         6,
-        "gzip level of WARC records, zlib's scale mapped onto ISA-L's (1-3: fastest, "
-        "4-6: about zlib 1 in size, 7-9: about zlib 6)",
+        "gzip level of WARC records, zlib's scale mapped onto ISA-L's (1-2: fastest, "
+        "about 15% larger; 3-8: about zlib 1 in size; 9: about zlib 6)",
         min=1,
         max=9,
     )

@@ -13,8 +13,8 @@ Contract:
 - Each record is its own standard gzip member (RFC 1952, read by every WARC and gzip
   reader), deflated with ISA-L (``isal``), 5-10x faster than zlib at a similar size.
   ``compress_level`` 1-9 keeps zlib's meaning of fast-to-small and maps onto ISA-L's
-  levels (``ISAL_LEVEL``: 1-3 -> 1, 4-6 -> 2, 7-9 -> 3; on HTML, ISA-L 2 is about zlib 1
-  in size and ISA-L 3 about zlib 6). The pair is never split across files. A new file
+  levels (``ISAL_LEVEL``: 1-2 -> 0, 3-5 -> 1, 6-8 -> 2, 9 -> 3; on HTML, ISA-L 0 is
+  about 15% larger than zlib 1, ISA-L 2 about zlib 1 and ISA-L 3 about zlib 6). The pair is never split across files. A new file
   is started when the pair would push the current one past ``max_file_size``; every
   file opens with a ``warcinfo`` record. Files are never reopened: a restarted writer
   starts a new file whose serial follows the highest one in the directory.
@@ -52,9 +52,9 @@ log = logging.getLogger(__name__)
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 WARC_VERSION = "1.1"
-#: ``compress_level`` (zlib's 1-9 scale) -> ISA-L level (0-3; 0 is left out: on HTML it is
-#: about 15% larger than 1 for little gain).
-ISAL_LEVEL = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 2, 7: 3, 8: 3, 9: 3}
+#: ``compress_level`` (zlib's 1-9 scale) -> ISA-L level (0-3). On HTML: ISA-L 0 is the
+#: fastest and about 15% larger than 1; 1 and 2 are about zlib 1 in size; 3 about zlib 6.
+ISAL_LEVEL = {1: 0, 2: 0, 3: 1, 4: 1, 5: 1, 6: 2, 7: 2, 8: 2, 9: 3}
 #: wbits for a gzip wrapper (header and CRC-32 trailer) around a deflate stream.
 GZIP_WBITS = 31
 #: aiohttp has already removed the chunked framing from ``raw_body``; keeping the header
