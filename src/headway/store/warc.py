@@ -14,10 +14,11 @@ Contract:
   reader), deflated with ISA-L (``isal``), 5-10x faster than zlib at a similar size.
   ``compress_level`` 1-9 keeps zlib's meaning of fast-to-small and maps onto ISA-L's
   levels (``ISAL_LEVEL``: 1-2 -> 0, 3-5 -> 1, 6-8 -> 2, 9 -> 3; on HTML, ISA-L 0 is
-  about 15% larger than zlib 1, ISA-L 2 about zlib 1 and ISA-L 3 about zlib 6). The pair is never split across files. A new file
-  is started when the pair would push the current one past ``max_file_size``; every
-  file opens with a ``warcinfo`` record. Files are never reopened: a restarted writer
-  starts a new file whose serial follows the highest one in the directory.
+  about 15% larger than zlib 1, ISA-L 2 about zlib 1 and ISA-L 3 about zlib 6). The
+  pair is never split across files. A new file is started when the pair would push the
+  current one past ``max_file_size``; every file opens with a ``warcinfo`` record.
+  Files are never reopened: a restarted writer starts a new file whose serial follows
+  the highest one in the directory.
 - ``WARC-Date`` is the fetch start (``FetchResult.started_at``) at second precision, so
   the 14-digit CDXJ timestamp restores it exactly for revisits written after a restart.
 - Not thread-safe: the runtime calls it from one dedicated thread, never the event loop.
