@@ -258,6 +258,63 @@ def test_redis_restart_mid_crawl_loses_no_url(tmp_path: Path) -> None:
         server.stop()
 
 
+def status_json(*args: str) -> tuple[int, dict[str, Any], str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "headway.cli", "status", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.returncode, json.loads(done.stdout) if done.returncode == 0 else {}, done.stderr
+
+
+def test_status_of_a_shared_crawl_and_a_masked_password(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with ThreadedSimWeb(_spec(hosts=4, pages=60)) as web:
+        nodes = Nodes(redis_server.url, tmp_path, web)
+        try:
+            nodes.start("a")
+            nodes.start("b", seeds=False)
+            deadline = time.monotonic() + 30
+            rows: list[dict[str, Any]] = []
+            while len(rows) < 2 and time.monotonic() < deadline:
+                rc, st, err = status_json("--store", redis_server.url, "--crawl-id", nodes.crawl)
+                if rc == 0:  # (before the first node has created the crawl: an error)
+                    rows = st["nodes"]
+                time.sleep(0.2)
+            assert len(rows) == 2, rows  # a row per live node
+            assert {r["node"] for r in rows} == {_node_id(tmp_path / n) for n in ("a", "b")}
+            assert all(r["last_heartbeat_age"] < 5 for r in rows)
+            assert sum(r["shards_held"] for r in rows) + st["unowned_shards"] == 16
+            nodes.wait()
+        finally:
+            nodes.stop_all()
+        rc, st, err = status_json("--store", redis_server.url, "--crawl-id", nodes.crawl)
+        assert rc == 0, err
+        assert st["frontier"]["done"] == len(web.expected_pages(TOKEN))
+        assert (st["frontier"]["queued"], st["frontier"]["leased"], st["nodes"]) == (0, 0, [])
+        # a store URL with a password (this server accepts any): printed masked only
+        secret = f"redis://:hunter2secret@127.0.0.1:{redis_server.port}/0"
+        shown = f"redis://:***@127.0.0.1:{redis_server.port}/0"
+        for args in (
+            ["status", "--store", secret, "--crawl-id", nodes.crawl],
+            [
+                *("node", "--store", secret, "--crawl-id", nodes.crawl),
+                *("--out", str(tmp_path / "c"), "--user-agent", UA),
+            ],
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "headway.cli", *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 0, done.stderr
+            assert "hunter2secret" not in done.stdout + done.stderr
+            assert shown in done.stdout + done.stderr
+
+
 def test_node_joining_mid_crawl_gets_shards_and_fetches(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ the queue at the next start (fetched at most twice).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -152,10 +153,19 @@ class Node:
                 return
         stored = await self.fw.call(shared.get_meta, "seeds")
         if stored is None:
-            raise ConfigError(
-                "distributed.crawl_id",
-                f"crawl {crawl!r} has no seeds yet: start it with headway crawl SEEDS --store ...",
-            )
+            log.warning("crawl %s has no seeds yet: waiting for headway crawl SEEDS", crawl)
+            limit = time.monotonic() + self.settings.distributed.store_outage_limit
+            while stored is None and not self._stopped.is_set():
+                if time.monotonic() > limit:
+                    raise ConfigError(
+                        "distributed.crawl_id",
+                        f"crawl {crawl!r} got no seeds: start it with headway crawl SEEDS",
+                    )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopped.wait(), 0.5)
+                stored = await self.fw.call(shared.get_meta, "seeds")
+            if stored is None:
+                return  # stopped while waiting
         if self.seeds and stored != mine:
             log.warning("crawl %s was seeded before: its own seeds are used, not these", crawl)
         self._use_seeds(list(json.loads(stored)))
