@@ -37,6 +37,7 @@ def info(client: Any) -> dict[str, float]:
         "net": i["total_net_input_bytes"] + i["total_net_output_bytes"],
         "cpu": i["used_cpu_sys"] + i["used_cpu_user"],
         "mem": i["used_memory"],
+        **{k[8:]: v["calls"] for k, v in i.items() if k.startswith("cmdstat_")},
     }
 
 
@@ -101,7 +102,11 @@ def run(count: int, port: int, hosts: int, tmp: Path, server: RedisServer) -> di
                     pages += 1
     seen = sum(int(client.hget(f"hw:{{{crawl}:{s}}}:totals", "seen") or 0) for s in range(64))
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    d = {k: after[k] - before[k] for k in before}
+    d = {k: after[k] - before.get(k, 0) for k in after}
+    top = sorted(
+        ((k, v) for k, v in d.items() if k not in ("calls", "scripts", "net", "cpu", "mem")),
+        key=lambda kv: -kv[1],
+    )[:8]
     return {
         "nodes": count,
         "seconds": round(secs, 1),
@@ -116,6 +121,7 @@ def run(count: int, port: int, hosts: int, tmp: Path, server: RedisServer) -> di
         "redis_cpu_s_per_1000_pages": round(d["cpu"] / max(1, pages) * 1000, 3),
         "seen_urls": seen,
         "redis_memory_bytes_per_seen_url": round(d["mem"] / max(1, seen)),
+        "commands_per_page_by_name": {k: round(v / max(1, pages), 2) for k, v in top},
     }
 
 
