@@ -39,9 +39,12 @@ class CrashPoint(StrEnum):
     # one batch
     STORE_FLUSHED = "store-flushed"  # a batch flushed to the OS, not yet settled
     SETTLED = "settled"  # a settle transaction committed
+    # any frontier transaction (add, lease, settle)
+    FRONTIER_UNCOMMITTED = "frontier-uncommitted"  # its writes made, COMMIT not yet run
     # a clean stop
     INDEX_SORTING = "index-sorting"  # the sorted index written aside, not in place
     STORE_CLOSED = "store-closed"  # store files closed, the frontier not yet closed
+    BLOOM_SAVED = "bloom-saved"  # the Bloom bitmap saved, the frontier not yet closed
     # a parser process (kills that process only)
     PARSE = "parse"  # a parser process about to parse a page
 

@@ -81,8 +81,10 @@ CASES: dict[CrashPoint, int] = {
     CrashPoint.WARC_ROTATED: 1,
     CrashPoint.STORE_FLUSHED: 2,
     CrashPoint.SETTLED: 2,
+    CrashPoint.FRONTIER_UNCOMMITTED: 12,
     CrashPoint.INDEX_SORTING: 1,
     CrashPoint.STORE_CLOSED: 1,
+    CrashPoint.BLOOM_SAVED: 1,
 }
 
 

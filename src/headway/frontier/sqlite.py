@@ -44,6 +44,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from headway import crashpoints
+from headway.crashpoints import CrashPoint
 from headway.errors import StoreError
 from headway.frontier.bloom import BloomFilter, load_bitmap, save_bitmap
 from headway.frontier.sqlite_rows import (
@@ -160,6 +162,7 @@ class SqliteFrontier:
             tx = Tx(conn)
             yield tx
             self._flush(tx)
+            crashpoints.reached(CrashPoint.FRONTIER_UNCOMMITTED)
             conn.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:
@@ -539,6 +542,7 @@ class SqliteFrontier:
         if self._conn is not None:
             if hasattr(self, "_bloom_path"):
                 save_bitmap(self._bloom, self._bloom_path, self._totals["seen"])
+                crashpoints.reached(CrashPoint.BLOOM_SAVED)
             self._conn.close()
             self._conn = None
 
