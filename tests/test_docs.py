@@ -61,7 +61,14 @@ def test_every_crawl_flag_is_documented(capsys: pytest.CaptureFixture[str]) -> N
 
 def _sample_snapshot() -> dict[str, Any]:
     """A snapshot shaped like ``build_snapshot`` of a busy crawl."""
-    stage = {"depth": 3, "capacity": 10, "oldest_age": 0.5, "blocked_puts": 2}
+    stage = {
+        "depth": 3,
+        "capacity": 10,
+        "oldest_age": 0.5,
+        "blocked_puts": 2,
+        "bytes": 40_000,
+        "max_bytes": 67_108_864,
+    }
     return {
         "time": 1_700_000_000.0,
         "elapsed": 12.5,

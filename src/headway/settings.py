@@ -70,6 +70,9 @@ class ScopeSettings:
     optout_file: Path | None = _opt(None, "file of domains never to fetch (one a line)")
     max_depth: int = _opt(50, "maximum link depth from a seed", min=0, max=10_000)
     max_url_length: int = _opt(2083, "longer URLs are not admitted", min=16, max=100_000)
+    max_links: int = _opt(
+        5000, "links taken from one page (the first ones in the document)", min=1, max=1_000_000
+    )
     recent_urls: int = _opt(
         50_000,
         "URLs remembered at admission so repeated links skip the frontier "
@@ -128,6 +131,9 @@ class FetchSettings:
     total_timeout: float = _opt(30.0, "timeout for one whole fetch (s)", min=0.1, max=3600)
     max_body: int = _opt(256 * KIB, "bytes of body kept; longer bodies are truncated", min=1024)
     max_decoded: int = _opt(8 * MIB, "cap on decompressed body size", min=1024)
+    max_parsed: int = _opt(
+        1 * MIB, "decoded bytes of a page that are parsed (the WARC keeps the whole body)", min=1024
+    )
     non_html: str = _opt(
         "store", "non-HTML responses: store in WARC or skip", choices=("store", "skip")
     )
@@ -190,6 +196,12 @@ class RuntimeSettings:
         256, "pages waiting for or in parse (rate x tolerable seconds)", min=1, max=1_000_000
     )
     store_queue: int = _opt(512, "pages waiting for the WARC writer", min=1, max=1_000_000)
+    parse_queue_mib: int = _opt(
+        64, "MiB of page bodies waiting for a parser (bounds parse-queue by bytes)", min=1
+    )
+    store_queue_mib: int = _opt(
+        64, "MiB of pages and links waiting in the store and settle stages (each)", min=1
+    )
     settle_batch: int = _opt(200, "frontier updates per transaction", min=1, max=100_000)
     metrics_port: int = _opt(0, "serve Prometheus metrics on this port (0: off)", min=0, max=65535)
     metrics_interval: float = _opt(10.0, "seconds between metrics.jsonl lines", min=0.1)

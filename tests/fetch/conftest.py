@@ -65,6 +65,12 @@ def _app(log: list[str], peer_ports: list[int]) -> web.Application:
             request.transport.abort()
         return web.Response(text="fresh connection")
 
+    async def huge_header(request: web.Request) -> web.Response:
+        return web.Response(text="x", headers={"X-Huge": "a" * 9000})
+
+    async def many_headers(request: web.Request) -> web.Response:
+        return web.Response(text="x", headers={f"X-H{i}": "v" for i in range(200)})
+
     async def redirect_with_credentials(request: web.Request) -> web.Response:
         host = request.headers["Host"]
         return web.Response(
@@ -162,6 +168,8 @@ def _app(log: list[str], peer_ports: list[int]) -> web.Application:
     app.router.add_get("/status/{code}", status)
     app.router.add_get("/dup", dup_headers)
     app.router.add_get("/drop-reused", drop_reused)
+    app.router.add_get("/huge-header", huge_header)
+    app.router.add_get("/many-headers", many_headers)
     app.router.add_get("/creds-redirect/robots.txt", redirect_with_credentials)
     return app
 

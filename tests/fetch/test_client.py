@@ -266,3 +266,11 @@ async def test_sent_at_marks_when_the_request_left(server: Server, fetcher: Fetc
         assert res.started_at <= res.sent_at <= res.started_at + res.duration + 0.001
     refused = await fetcher.fetch("http://127.0.0.1:1/")  # never connected: never sent
     assert refused.sent_at is None
+
+
+@pytest.mark.parametrize("path", ["/huge-header", "/many-headers"])
+async def test_oversized_response_headers_are_invalid(
+    server: Server, fetcher: Fetcher, path: str
+) -> None:
+    r = await fetcher.fetch(server.url(path))
+    assert r.outcome is Outcome.INVALID_RESPONSE and r.status is None, r

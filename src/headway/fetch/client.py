@@ -56,6 +56,9 @@ log = logging.getLogger(__name__)
 
 MAX_ROBOTS_REDIRECTS = 5
 READ_CHUNK = 64 * 1024
+#: Longest status line or response header field (bytes); a longer one makes the response
+#: ``invalid_response``. aiohttp also refuses more than 128 header fields.
+MAX_HEADER_LINE = 8190
 #: Encoded bodies larger than this are decoded in a worker thread (zlib and brotli
 #: release the GIL), keeping the event loop responsive.
 THREAD_DECODE_MIN = 64 * 1024
@@ -274,6 +277,8 @@ class Fetcher:
                 sock_read=cfg.read_timeout,
             ),
             response_class=_PeerResponse,
+            max_line_size=MAX_HEADER_LINE,
+            max_field_size=MAX_HEADER_LINE,
         )
         # aiohttp sends an idempotent request a second time, unseen, when a reused
         # keep-alive connection was closed by the peer; every request must be one the

@@ -29,9 +29,10 @@ from headway.runtime.parsepool import ParsePool
 from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
+from headway.runtime.weights import page_host, page_weight, settle_weight
 from headway.runtime.work import PageWork, SettleItem
 from headway.runtime.worker import ThreadWorker
-from headway.settings import Settings, parse_host_limits
+from headway.settings import MIB, Settings, parse_host_limits
 from headway.store.cdxj import load_digests
 from headway.urls.scope import OptOut
 
@@ -146,9 +147,25 @@ async def build_node_parts(
             frontier=frontier,
             store=store,
             scheduler=scheduler,
-            parse_stage=Stage("parse-queue", s.runtime.parse_queue),
-            store_stage=Stage("store", s.runtime.store_queue),
-            settle_stage=Stage("settle", s.runtime.settle_batch * 4),
+            parse_stage=Stage(
+                "parse-queue",
+                s.runtime.parse_queue,
+                max_bytes=s.runtime.parse_queue_mib * MIB,
+                weight=page_weight,
+                key=page_host,
+            ),
+            store_stage=Stage(
+                "store",
+                s.runtime.store_queue,
+                max_bytes=s.runtime.store_queue_mib * MIB,
+                weight=page_weight,
+            ),
+            settle_stage=Stage(
+                "settle",
+                s.runtime.settle_batch * 4,
+                max_bytes=s.runtime.store_queue_mib * MIB,
+                weight=settle_weight,
+            ),
             pool=pool,
             metrics_file=metrics_file,
             exporter=exporter,

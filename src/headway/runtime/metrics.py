@@ -113,13 +113,16 @@ class SnapshotCollector(Collector):
                 "Age of the oldest waiting item",
                 labels=["stage"],
             ),
+            "bytes": GaugeMetricFamily(
+                "headway_stage_bytes", "Estimated bytes held in a stage", labels=["stage"]
+            ),
             "blocked_puts": CounterMetricFamily(
                 "headway_stage_blocked_puts", "Puts that waited for room", labels=["stage"]
             ),
         }
         for st in snap["stages"]:
             for key, fam in stage_metrics.items():
-                fam.add_metric([st["name"]], st[key])
+                fam.add_metric([st["name"]], st.get(key, 0))
         yield from stage_metrics.values()
         rej = CounterMetricFamily(
             "headway_admission_rejected", "URLs refused at admission, by reason", labels=["reason"]

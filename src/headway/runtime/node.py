@@ -64,8 +64,15 @@ __all__ = ["CrawlSummary", "Node"]
 
 log = logging.getLogger(__name__)
 
-#: Seconds fetches in flight may still finish after Ctrl-C before they are cancelled.
+#: Seconds fetches in flight may still finish after a stop from outside (Ctrl-C,
+#: SIGTERM, --max-duration, --max-bytes) before they are cancelled.
 INTERRUPT_GRACE = 5.0
+#: Seconds after that for what was parsed to be stored and settled; pages not yet given
+#: to a parser go back to the queue at once. A stop from outside thus ends the pipeline
+#: within INTERRUPT_GRACE + DRAIN_GRACE seconds.
+DRAIN_GRACE = 10.0
+#: Stops that end the crawl by itself, with nothing in flight: drained in full.
+_NATURAL_STOPS = frozenset({"finished", "max-pages"})
 
 #: Seconds the store and settle stages wait for a batch to fill. Work paid per batch (a
 #: thread hop, a flush, a frontier transaction) is then shared by several pages also when
@@ -107,6 +114,7 @@ class Node:
         self._rates = (0.0, 0.0)
         self._counts: FrontierCounts | None = None
         self._paused_for_quota = False
+        self._parse_closed = False  # a stop from outside: fetched pages are not parsed
         self.last_snapshot: Snapshot = {}
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
 
@@ -273,18 +281,28 @@ class Node:
             await self._stopped.wait()
             self.scheduler.stopping = True
             self.scheduler.wake()
-            if self._stop_reason == "interrupted":
+            if self._stop_reason in _NATURAL_STOPS:
+                await asyncio.gather(*slots, return_exceptions=True)
+                deadline = math.inf
+            else:
+                # pages not yet parsed go back to the queue (their leases are released at
+                # shutdown): a full parse stage cannot hold the stop
+                self._parse_closed = True
+                unparsed = len(await self.parse_stage.drain_nowait())
                 # fetches already sent get a short grace to land (and not be fetched
                 # twice); what is still out after it is cancelled and its lease released
                 _done, pending = await asyncio.wait(slots, timeout=INTERRUPT_GRACE)
                 for t in pending:
                     t.cancel()
-            else:
-                await asyncio.gather(*slots, return_exceptions=True)
-            # drain what was fetched: parse -> store -> settle
-            deadline = time.monotonic() + (15.0 if self._stop_reason == "interrupted" else 3600)
-            # (the pipeline count covers every page from its lease to its settling, and
-            # every robots.txt answer until it is written)
+                await asyncio.gather(*pending, return_exceptions=True)
+                unparsed += len(await self.parse_stage.drain_nowait())
+                self._pipeline -= unparsed
+                if unparsed:
+                    log.info("stopping: %d fetched pages not parsed go back to the queue", unparsed)
+                deadline = time.monotonic() + DRAIN_GRACE
+            # drain what was fetched: parse -> store -> settle (the pipeline count covers
+            # every page from its lease to its settling, and every robots.txt answer until
+            # it is written)
             while self._pipeline > 0 and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             for t in helpers:
@@ -446,11 +464,20 @@ class Node:
         )
         ctype = res.header("Content-Type")
         if res.outcome is Outcome.OK and is_html(ctype, res.body[:1024]):
+            keep = self.settings.fetch.max_parsed
+            if len(res.body) > keep:  # parse cost is bounded: only the head is parsed
+                work.result = dataclasses.replace(res, body=res.body[:keep])
+                c.hostile["parse-cut"] += 1
+            if self._parse_closed:  # stopping: it goes back to the queue unparsed
+                self._pipeline -= 1
+                return
             await self.parse_stage.put(work)
         else:
             if res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip":
                 work.store_body = False
                 work.note = "non-html-skipped"
+            if res.body is not res.raw_body:  # the store keeps the body as received
+                work.result = dataclasses.replace(res, body=b"")
             await self.store_stage.put(work)
 
     def _pause_for_quota(self, url: str) -> None:
@@ -503,16 +530,27 @@ class Node:
                         x_robots_tag=res.joined_header("X-Robots-Tag"),
                         robots_token=self.token,
                         options=self.canon,
+                        max_links=s.scope.max_links,
                         sleep_seconds=s.runtime.parse_sleep,
                     )
                 )
-            for work, out in zip(batch, await self.pool.parse_many(tasks), strict=True):
+            del res
+            results = await self.pool.parse_many(tasks)
+            del tasks
+            hostile = self.counters.hostile
+            for work, out in zip(batch, results, strict=True):
                 if isinstance(out, str):
                     work.parse_error = out
                 else:
                     work.parsed = out
                     if out.credentials_stripped:
-                        self.counters.hostile["credentials-stripped"] += out.credentials_stripped
+                        hostile["credentials-stripped"] += out.credentials_stripped
+                    if out.hrefs_seen > s.scope.max_links:
+                        hostile["links-cut"] += 1
+                parsed = work.result
+                if parsed is not None and parsed.body is not parsed.raw_body:
+                    # parsed: only the body as received is stored
+                    work.result = dataclasses.replace(parsed, body=b"")
                 await self.store_stage.put(work)
 
     async def _store_loop(self) -> None:

@@ -52,6 +52,8 @@ def build_snapshot(node: Node) -> Snapshot:
                 "capacity": st.capacity,
                 "oldest_age": round(st.oldest_age, 3),
                 "blocked_puts": st.blocked_puts,
+                "bytes": st.bytes,
+                "max_bytes": st.max_bytes,
             }
             for st in stages
         ],

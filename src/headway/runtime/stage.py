@@ -1,14 +1,22 @@
-"""Bounded FIFO queues between pipeline stages, with pressure statistics.
+"""Bounded queues between pipeline stages, with pressure statistics.
 
 Every arrow of the pipeline is one ``Stage``: a put waits when the stage is full (and is
 counted as a blocked put), so the slowest stage sets the pace of the ones before it.
+
+A stage is full when it holds ``capacity`` items, or (with ``max_bytes``) when the items
+it holds weigh ``max_bytes`` or more by its ``weight`` function: what a stage holds in
+memory is at most ``max_bytes`` plus the one item that crossed the line. With a ``key``
+function items are held per key (a host) and taken in rotation, one per key, oldest key
+first: a key with many waiting items cannot hold back the items of the others. Without
+one the stage is FIFO. ``drain_nowait`` takes every waiting item out at once (a stop).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -23,23 +31,42 @@ class StageStats:
     oldest_age: float  # seconds the oldest waiting item has waited (0 when empty)
     puts: int
     blocked_puts: int  # puts that had to wait for room
+    bytes: int = 0  # weight of the waiting items (0 when the stage is not weighed)
+    max_bytes: int = 0  # the byte bound (0: none)
 
 
 class Stage(Generic[T]):
-    def __init__(self, name: str, capacity: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        capacity: int,
+        *,
+        max_bytes: int = 0,
+        weight: Callable[[T], int] | None = None,
+        key: Callable[[T], Hashable] | None = None,
+    ) -> None:
         self.name = name
         self.capacity = capacity
-        self._items: deque[tuple[float, T]] = deque()
+        self.max_bytes = max_bytes
+        self._weight = weight
+        self._key = key
+        # key -> its waiting items (time put, weight, item); keys with items only, in the
+        # order they take their next turn
+        self._queues: OrderedDict[Hashable, deque[tuple[float, int, T]]] = OrderedDict()
+        self._len = 0
+        self._bytes = 0
         self._not_empty = asyncio.Condition()
         self._not_full = asyncio.Condition()
         self._puts = 0
         self._blocked = 0
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._len
 
     def full(self) -> bool:
-        return len(self._items) >= self.capacity
+        if self._len >= self.capacity:
+            return True
+        return bool(self.max_bytes) and self._len > 0 and self._bytes >= self.max_bytes
 
     async def wait_room(self) -> None:
         """Return once the stage has room for one more item."""
@@ -52,27 +79,61 @@ class Stage(Generic[T]):
             self._blocked += 1
             async with self._not_full:
                 await self._not_full.wait_for(lambda: not self.full())
-        self._items.append((time.monotonic(), item))
+        weight = self._weight(item) if self._weight is not None else 0
+        key = self._key(item) if self._key is not None else None
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = deque()
+        queue.append((time.monotonic(), weight, item))
+        self._len += 1
+        self._bytes += weight
         self._puts += 1
         async with self._not_empty:
             self._not_empty.notify()
 
+    def _take(self, max_items: int) -> list[T]:
+        out: list[T] = []
+        while self._queues and len(out) < max_items:
+            key, queue = next(iter(self._queues.items()))
+            _, weight, item = queue.popleft()
+            out.append(item)
+            self._len -= 1
+            self._bytes -= weight
+            if queue:
+                self._queues.move_to_end(key)  # its next item waits for the others' turn
+            else:
+                del self._queues[key]
+        return out
+
     async def get_batch(self, max_items: int, linger: float = 0.0) -> list[T]:
         """Wait for at least one item, then take up to ``max_items`` (waiting up to
-        ``linger`` seconds for the batch to fill)."""
+        ``linger`` seconds for the batch to fill), one per key in rotation."""
         async with self._not_empty:
-            await self._not_empty.wait_for(lambda: bool(self._items))
-        if linger > 0 and len(self._items) < max_items:
+            await self._not_empty.wait_for(lambda: self._len > 0)
+        if linger > 0 and self._len < max_items:
             await asyncio.sleep(linger)
-        out: list[T] = []
-        while self._items and len(out) < max_items:
-            out.append(self._items.popleft()[1])
+        out = self._take(max_items)
+        async with self._not_full:
+            self._not_full.notify_all()
+        return out
+
+    async def drain_nowait(self) -> list[T]:
+        """Take every waiting item out (in turn order) and wake the putters."""
+        out = self._take(self._len)
         async with self._not_full:
             self._not_full.notify_all()
         return out
 
     def statistics(self) -> StageStats:
-        oldest = time.monotonic() - self._items[0][0] if self._items else 0.0
+        now = time.monotonic()
+        oldest = max((now - q[0][0] for q in self._queues.values()), default=0.0)
         return StageStats(
-            self.name, len(self._items), self.capacity, oldest, self._puts, self._blocked
+            self.name,
+            self._len,
+            self.capacity,
+            oldest,
+            self._puts,
+            self._blocked,
+            self._bytes,
+            self.max_bytes,
         )

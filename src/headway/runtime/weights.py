@@ -1,0 +1,42 @@
+"""What an item of a pipeline stage weighs in memory, for the stages' byte bounds.
+
+Estimates, not measurements: body bytes count as they are; every link or URL counts its
+characters plus ``PER_URL`` bytes for the Python objects around it (a ``str`` header, a
+tuple slot, a ``UrlEntry`` with its fields). They only have to be proportional and
+never zero for a large item, so that a stage's ``max_bytes`` bounds its memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from headway.runtime.work import PageWork, SettleItem
+
+#: Bytes of Python objects per link or queued URL, beyond its characters.
+PER_URL = 120
+#: Bytes of any item, beyond its bodies and links.
+PER_ITEM = 512
+
+
+def page_weight(work: PageWork) -> int:
+    """A page on its way to a parser or the store: its bodies, links and discovered URLs."""
+    size = PER_ITEM
+    res = work.result
+    if res is not None:
+        size += len(res.raw_body)
+        if res.body is not res.raw_body:
+            size += len(res.body)
+    if work.parsed is not None:
+        size += sum(len(link) + PER_URL for link in work.parsed.links)
+    size += sum(len(e.url) + PER_URL for e in work.discovered)
+    return size
+
+
+def settle_weight(item: SettleItem) -> int:
+    """A settlement with the links it admits."""
+    return PER_ITEM + sum(len(e.url) + PER_URL for e in item.discovered)
+
+
+def page_host(work: PageWork) -> Hashable:
+    """The host a page belongs to: parse-queue turns are taken host by host."""
+    return work.lease.host if work.lease is not None else work.url
