@@ -67,8 +67,8 @@ log = logging.getLogger(__name__)
 #: Seconds fetches in flight may still finish after a stop from outside (Ctrl-C,
 #: SIGTERM, --max-duration, --max-bytes) before they are cancelled.
 INTERRUPT_GRACE = 5.0
-#: Seconds after that for what was parsed to be stored and settled; pages not yet given
-#: to a parser go back to the queue at once. A stop from outside thus ends the pipeline
+#: Seconds after that for what was parsed to be stored and settled; pages still waiting
+#: for a parser then go back to the queue. A stop from outside thus ends the pipeline
 #: within INTERRUPT_GRACE + DRAIN_GRACE seconds.
 DRAIN_GRACE = 10.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
@@ -114,7 +114,6 @@ class Node:
         self._rates = (0.0, 0.0)
         self._counts: FrontierCounts | None = None
         self._paused_for_quota = False
-        self._parse_closed = False  # a stop from outside: fetched pages are not parsed
         self.last_snapshot: Snapshot = {}
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
 
@@ -285,17 +284,15 @@ class Node:
                 await asyncio.gather(*slots, return_exceptions=True)
                 deadline = math.inf
             else:
-                # pages not yet parsed go back to the queue (their leases are released at
-                # shutdown): a full parse stage cannot hold the stop
-                self._parse_closed = True
-                unparsed = len(await self.parse_stage.drain_nowait())
                 # fetches already sent get a short grace to land (and not be fetched
                 # twice); what is still out after it is cancelled and its lease released
                 _done, pending = await asyncio.wait(slots, timeout=INTERRUPT_GRACE)
                 for t in pending:
                     t.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
-                unparsed += len(await self.parse_stage.drain_nowait())
+                # pages still waiting for a parser go back to the queue (their leases are
+                # released at shutdown): a full parse stage cannot hold the stop
+                unparsed = len(await self.parse_stage.drain_nowait())
                 self._pipeline -= unparsed
                 if unparsed:
                     log.info("stopping: %d fetched pages not parsed go back to the queue", unparsed)
@@ -468,9 +465,6 @@ class Node:
             if len(res.body) > keep:  # parse cost is bounded: only the head is parsed
                 work.result = dataclasses.replace(res, body=res.body[:keep])
                 c.hostile["parse-cut"] += 1
-            if self._parse_closed:  # stopping: it goes back to the queue unparsed
-                self._pipeline -= 1
-                return
             await self.parse_stage.put(work)
         else:
             if res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip":
