@@ -153,7 +153,8 @@ async def test_robots_429_means_unavailable_and_the_host_is_crawled(tmp_path: Pa
         cross_links=0.0,
     )
     async with SimWeb(spec) as web:
-        summary = await Node(crawl_settings(tmp_path / "c", delay=0.0), web.seeds()).run()
+        settings = crawl_settings(tmp_path / "c", delay=0.0, max_duration=15)
+        summary = await Node(settings, web.seeds()).run()
         assert summary.stopped_by == "finished"
         expected = web.expected_pages(TOKEN)
         on_429_host = {u for u in expected if web.hosts[1] in u}

@@ -57,7 +57,7 @@ async def test_settled_only_after_written(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(SqliteFrontier, "complete", recording_complete)
     spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=12, links_per_page=4), seed=4)
     async with SimWeb(spec) as web:
-        settings = crawl_settings(tmp_path / "c", delay=0.0, concurrency=4)
+        settings = crawl_settings(tmp_path / "c", delay=0.0, concurrency=4, max_duration=60)
         summary = await Node(settings, web.seeds()).run()
         assert summary.stopped_by == "finished"
         assert summary.frontier.done >= len(web.expected_pages(TOKEN))

@@ -61,7 +61,8 @@ async def test_gap_is_measured_from_the_send_time(
     SENT.clear()
     spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=3, links_per_page=3), cross_links=0.0)
     async with SimWeb(spec) as web:
-        summary = await Node(crawl_settings(tmp_path / "c", delay=DELAY), web.seeds()).run()
+        settings = crawl_settings(tmp_path / "c", delay=DELAY, max_duration=60)
+        summary = await Node(settings, web.seeds()).run()
         assert summary.stopped_by == "finished"
         assert len(page_requests(web.log)) >= 6
     assert sum(len(times) for times in SENT.values()) >= 8

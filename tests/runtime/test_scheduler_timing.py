@@ -93,7 +93,9 @@ async def test_starts_are_never_closer_than_the_gap(tmp_path: Path) -> None:
     clock = FakeClock(T0)
     s = _scheduler(tmp_path, clock, gap=1.0, ceiling=1)
     starts: list[float] = []
-    while len(starts) < 6:
+    for _ in range(200):  # bounded: 50 s of fake time
+        if len(starts) == 6:
+            break
         job = await _job(s)
         if job is not None:
             assert isinstance(job, PageJob)
@@ -101,6 +103,7 @@ async def test_starts_are_never_closer_than_the_gap(tmp_path: Path) -> None:
             clock.now += 0.3  # the fetch takes 0.3 s of fake time
             s.on_fetch_done(HOST, clock.now, Outcome.OK, latency=0.3, retry_after=None)
         clock.now += 0.25
+    assert len(starts) == 6, starts
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert all(g >= 1.0 for g in gaps), gaps
     assert all(g < 1.0 + 0.25 + 1e-9 for g in gaps), gaps  # and no slower than a step

@@ -22,7 +22,8 @@ async def test_summary_cpu_includes_the_parser_processes(
     monkeypatch.setattr(node_module, "process_cpu_seconds", lambda: 100.0)
     spec = SimWebSpec(hosts=1, host_spec=HostSpec(pages=40, links_per_page=60))
     async with SimWeb(spec) as web:
-        node = Node(crawl_settings(tmp_path / "c", delay=0.0, parsers=2), web.seeds())
+        settings = crawl_settings(tmp_path / "c", delay=0.0, parsers=2, max_duration=60)
+        node = Node(settings, web.seeds())
         summary = await node.run()
     assert summary.fetches >= 40
     parsers = node.pool.cpu_seconds()
