@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from headway.frontier.store import UrlState
 from headway.testing.hostile import HostileSpec, HostileWeb
 from headway.testing.proctree import TreeMemorySampler
+from tests.integration.crashcheck import frontier_urls
 from tests.integration.helpers import UA, read_crawl_log
 
 pytestmark = pytest.mark.slow
@@ -130,6 +132,11 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     print(f"\nstopped {took:.1f}s after {stop}")
     assert proc.returncode == (130 if stop == "sigterm" else 0), err
     assert took < 5 + 10 + 10, took  # the two graces, plus closing parsers and files
+    # nothing lost: every URL not settled is queued again, none stays leased
+    assert frontier_urls(out, UrlState.LEASED) == set()
+    assert frontier_urls(out, UrlState.QUEUED)
+    if stop != "sigterm":
+        return
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
     assert again.returncode == 0, again.stderr
     log = read_crawl_log(out)
