@@ -9,6 +9,7 @@ from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import UrlEntry
 from headway.policy.politeness import HostLimitParams
 from headway.policy.robots import RobotsCache
+from headway.policy.schedule import Refill
 from headway.runtime.scheduler import Scheduler
 from headway.runtime.worker import ThreadWorker
 from headway.urls.fingerprint import fingerprint
@@ -18,7 +19,7 @@ async def _noop(*_: Any) -> None:
     return None
 
 
-def _scheduler(tmp_path: Path, ceilings: dict[str, int]) -> Scheduler:
+def _scheduler(tmp_path: Path, ceilings: dict[str, int], max_limiters: int = 50_000) -> Scheduler:
     return Scheduler(
         SqliteFrontier(tmp_path / "f.sqlite3", node_id="n"),
         ThreadWorker("test"),
@@ -30,6 +31,7 @@ def _scheduler(tmp_path: Path, ceilings: dict[str, int]) -> Scheduler:
         optout=None,
         on_skip=_noop,
         host_ceilings=ceilings,
+        max_limiters=max_limiters,
     )
 
 
@@ -47,8 +49,7 @@ async def test_idle_limiters_are_evicted_and_waiting_hosts_keep_their_wait(
 ) -> None:
     from headway.policy.outcome import Outcome
 
-    s = _scheduler(tmp_path, {})
-    s.max_limiters = 2
+    s = _scheduler(tmp_path, {}, max_limiters=2)
     slow = s.limiter("slow.example")
     slow.on_start(100.0)
     slow.on_finish(100.1, Outcome.THROTTLED, latency=0.1, retry_after=500.0)
@@ -56,13 +57,12 @@ async def test_idle_limiters_are_evicted_and_waiting_hosts_keep_their_wait(
     s.limiter("b.example")
     busy = s.limiter("busy.example")
     busy.on_start(100.0)  # in flight: never evicted
-    evicted = await s.evict_idle_limiters(now=101.0)
-    assert evicted == 2
-    assert "busy.example" in s._limiters and "b.example" in s._limiters
-    assert "slow.example" not in s._limiters
+    frontier = s._frontier
+    await s._refill(101.0, Refill(10, frozenset()))  # forgets idle limiters first
+    assert [s.core.knows(h) for h in ("busy.example", "b.example")] == [True, True]
+    assert not s.core.knows("slow.example") and not s.core.knows("a.example")
     # the forgotten host's Retry-After wait was written to the frontier: its queued URL
     # is not offered before the wait ends
-    frontier = s._frontier
     url = "http://slow.example/"
     frontier.add([UrlEntry(url, "slow.example", 0, 0, fingerprint(url))], 101.0)
     assert frontier.ready_hosts(599.0, 10) == []
@@ -78,7 +78,7 @@ def test_host_pressure_ranks_the_throttled_and_counts_the_active(tmp_path: Path)
     s.limiter("hot.example").on_start(100.0)
     s.on_fetch_done("hot.example", 100.1, Outcome.THROTTLED, latency=0.1, retry_after=None)
     s.limiter("busy.example").on_start(100.2)
-    s._active.add("busy.example")
+    s.core._active.add("busy.example")
     for i in range(30):  # used after hot.example: the most recent limiters
         s.limiter(f"late{i}.example")
     p = s.host_pressure(now=100.3, top=5)
@@ -91,4 +91,4 @@ def test_host_pressure_ranks_the_throttled_and_counts_the_active(tmp_path: Path)
     for i in range(10):  # successes decay the backoff below the base gap
         s.limiter("hot.example").on_start(200.0 + 10 * i)
         s.on_fetch_done("hot.example", 200.1 + 10 * i, Outcome.OK, latency=0.1, retry_after=None)
-    assert "hot.example" not in s._throttled
+    assert "hot.example" not in s.core._throttled

@@ -1,8 +1,8 @@
 """Scheduler timing on a fake clock: exact, and no sleeping for politeness gaps.
 
 The scheduler reads time only through its ``clock``; these tests move that clock by hand
-and ask for the next job. When no job may start, ``next_job`` keeps waiting (for a wake
-or its short idle poll) while fake time stands still, so "no job" shows as a bounded
+and ask for the next job. When no job may start, ``next_job`` keeps waiting (for an event
+or the earliest ready time) while fake time stands still, so "no job" shows as a bounded
 real-time wait that ends without one.
 """
 
@@ -60,6 +60,8 @@ def _scheduler(tmp_path: Path, clock: FakeClock, *, gap: float, ceiling: int) ->
 
 async def _job(s: Scheduler, real_wait: float = 0.05) -> Job | None:
     """The job the scheduler hands out at the current fake time, or None."""
+    if not hasattr(s, "dispatcher"):
+        s.dispatcher = asyncio.create_task(s.run())  # type: ignore[attr-defined]
     try:
         return await asyncio.wait_for(s.next_job(), real_wait)
     except TimeoutError:

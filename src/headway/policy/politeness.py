@@ -192,6 +192,14 @@ class HostLimiter:
             self._parked_until = now + params.park_seconds
             self._limit = 1.0
 
+    def restore_wait(self, ready_at: float, backoff: float) -> None:
+        """Take over a wait saved by an earlier run or another node: no request before
+        ``ready_at``, and at least ``backoff`` between requests until it decays."""
+        if math.isfinite(ready_at):
+            self._not_before = max(self._not_before, ready_at)
+        if math.isfinite(backoff) and backoff > 0:
+            self._backoff = min(self.params.backoff_max, max(self._backoff, backoff))
+
     # -- snapshot --------------------------------------------------------------------
 
     def statistics(self) -> HostLimitStats:

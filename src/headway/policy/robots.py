@@ -230,6 +230,63 @@ def blocked_rules(now: float, ttl: float = 86400.0) -> RobotsRules:
     return RobotsRules(RobotsKind.BLOCKED, now, now + ttl)
 
 
+def robots_state(
+    rules: RobotsRules, body: bytes | None, max_bytes: int = 500 * 1024
+) -> dict[str, object] | None:
+    """The verdict as a JSON-ready value, with the text it was read from (``body``, for
+    RULES). None when it cannot be rebuilt later (RULES without its text)."""
+    text: str | None = None
+    if rules.kind is RobotsKind.RULES:
+        if body is None or rules._parser is None:
+            return None
+        text = _decode(body, max_bytes)
+    return {
+        "kind": rules.kind.value,
+        "fetched_at": rules.fetched_at,
+        "expires_at": rules.expires_at,
+        "failures": rules.failures,
+        "crawl_delay": rules.crawl_delay,
+        "text": text,
+    }
+
+
+def robots_from_state(data: dict[str, object], user_agent: str) -> RobotsRules | None:
+    """The verdict ``robots_state`` saved, for ``user_agent``; None when unreadable."""
+    try:
+        kind = RobotsKind(str(data["kind"]))
+        fetched_at = float(data["fetched_at"])  # type: ignore[arg-type]
+        expires_at = float(data["expires_at"])  # type: ignore[arg-type]
+        failures = int(data.get("failures") or 0)  # type: ignore[call-overload]
+        text = data.get("text")
+        if kind is not RobotsKind.RULES:
+            delay = data.get("crawl_delay")
+            return RobotsRules(
+                kind,
+                fetched_at,
+                expires_at,
+                failures=failures,
+                crawl_delay=float(delay) if isinstance(delay, int | float) else None,
+            )
+        if not isinstance(text, str):
+            return None
+        token = product_token(user_agent)
+        parser, crawl_delay = _parse_rules(text.encode("utf-8"), token, len(text.encode()) + 1)
+    except (KeyError, ValueError, TypeError):
+        return None
+    except Exception:  # a malformed saved text must never take the crawl down
+        logger.warning("robots: unreadable saved rules ignored", exc_info=True)
+        return None
+    return RobotsRules(
+        kind,
+        fetched_at,
+        expires_at,
+        failures=failures,
+        crawl_delay=crawl_delay,
+        _parser=parser,
+        _token=token,
+    )
+
+
 def clamp_crawl_delay(delay: float | None, max_delay: float) -> tuple[float | None, bool]:
     """(delay to use, parked). A missing, negative or non-finite delay -> ``(None,
     False)``. A delay above ``max_delay`` -> ``(delay, True)``: the host is parked

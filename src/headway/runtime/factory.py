@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ class NodeParts:
     pool: ParsePool
     metrics_file: MetricsFile
     exporter: PrometheusExporter | None
+    page_budget: float  # page fetches this run may still make (--max-pages)
 
 
 def lease_seconds(settings: Settings) -> float:
@@ -114,6 +116,10 @@ async def build_node_parts(
             moved = await fw.call(import_index_payloads, frontier, paths.cdxj)
             crawldir.finish_upgrade()
             log.info("crawl directory upgraded: %d payload digests moved to the frontier", moved)
+        page_budget = math.inf
+        if s.crawl.max_pages:
+            counts = await fw.call(frontier.counts)
+            page_budget = max(0, s.crawl.max_pages - (counts.done + counts.failed))
         scheduler = Scheduler(
             frontier,
             fw,
@@ -127,6 +133,8 @@ async def build_node_parts(
             robots_give_up=s.politeness.robots_give_up,
             host_ceilings=parse_host_limits(s.politeness.host_limit),
             clock=clock,
+            user_agent=s.identity.user_agent,
+            page_budget=page_budget,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()
@@ -169,6 +177,7 @@ async def build_node_parts(
             pool=pool,
             metrics_file=metrics_file,
             exporter=exporter,
+            page_budget=page_budget,
         )
         stack.pop_all()
         return parts

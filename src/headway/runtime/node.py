@@ -188,8 +188,7 @@ class Node:
         """Operator resume after a quota pause (SIGUSR1 or a 'resume' file)."""
         if self._paused_for_quota:
             self._paused_for_quota = False
-            self.scheduler.paused_until = 0.0
-            self.scheduler.wake()
+            self.scheduler.resume()
             log.warning("resumed after quota pause")
 
     # -- run ---------------------------------------------------------------------------
@@ -203,7 +202,6 @@ class Node:
             parts.crawldir.close()
 
     async def _run(self, parts: NodeParts) -> CrawlSummary:
-        s = self.settings
         resumed = parts.crawldir.resumed
         self.parts = parts
         self.node_id = parts.node_id
@@ -231,13 +229,7 @@ class Node:
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
-        self._page_budget: float
-        if s.crawl.max_pages:
-            done = await self.fw.call(self.frontier.counts)
-            self._page_budget = max(0, s.crawl.max_pages - (done.done + done.failed))
-        else:
-            self._page_budget = math.inf
-        self.scheduler.page_budget = self._page_budget
+        self._page_budget = parts.page_budget
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
         try:
@@ -277,9 +269,9 @@ class Node:
             helpers.append(tg.create_task(self._store_loop()))
             helpers.append(tg.create_task(self._settle_loop()))
             helpers.append(tg.create_task(self._monitor()))
+            helpers.append(tg.create_task(self.scheduler.run()))
             await self._stopped.wait()
-            self.scheduler.stopping = True
-            self.scheduler.wake()
+            self.scheduler.stop()
             if self._stop_reason in _NATURAL_STOPS:
                 await asyncio.gather(*slots, return_exceptions=True)
                 deadline = math.inf
@@ -308,6 +300,7 @@ class Node:
     async def _shutdown(self) -> None:
         """Release this node's leases and close every part but the frontier."""
         try:
+            await self.scheduler.save_waits()
             await self.fw.call(self.frontier.release_own_leases)
         finally:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
@@ -385,7 +378,14 @@ class Node:
                 retry_base=self.settings.politeness.robots_retry_base,
                 previous=self.scheduler.robots.previous(job.host),
             )
-        self.scheduler.on_robots_done(job.host, rules, now, res.outcome, res.duration)
+        self.scheduler.on_robots_done(
+            job.host,
+            rules,
+            now,
+            res.outcome,
+            res.duration,
+            body=res.body if res.status is not None else None,
+        )
         if recorded:
             return
         note = f"robots.txt {rules.kind.value}"
@@ -477,7 +477,7 @@ class Node:
     def _pause_for_quota(self, url: str) -> None:
         if not self._paused_for_quota:
             self._paused_for_quota = True
-            self.scheduler.paused_until = math.inf
+            self.scheduler.pause()
             log.error(
                 "quota exhausted (status %d on %s): all fetching paused; send SIGUSR1 "
                 "or create %s/resume to continue",

@@ -1,0 +1,459 @@
+"""The scheduler's decisions (pure): which host next, robots.txt first, lease, wait, drop.
+
+``ScheduleCore`` holds the host heap (hosts ordered by the time the politeness rule lets
+them start, Mercator's back queues), the per-host limiters, the robots verdicts, the
+leases waiting for their host's turn, the page budget and the pause. It does no IO and
+reads no clock: ``decide(now, waiting)`` returns the next thing to do, and the shell
+(``runtime/scheduler.py``) performs it and feeds the answer back
+(``offer_hosts``, ``offer_leases``) or reports what happened (``on_fetch_done``,
+``on_robots_done``).
+
+Decisions, in the order they are returned:
+
+- ``Skip`` (settle a leased URL without fetching it) and ``DropHost`` (fail a host's
+  queued URLs): found while deciding about a host.
+- ``FetchRobots`` / ``FetchPage``: a job for one waiting fetch slot; at most ``waiting``
+  of them per call.
+- ``LeaseFor``: ready hosts without a leased URL, leased together in one frontier call.
+- ``SaveStates`` / ``ForgetHosts``: host state to persist (robots verdicts, waits of
+  hosts whose limiter is forgotten).
+- ``Refill``: ask the frontier for ready hosts (when the heap has none ready and the
+  frontier changed, or at least every ``refill_interval``).
+- ``Wait(until)``: nothing to do before ``until`` unless an event comes first.
+
+Politeness invariant: a ``FetchRobots`` or ``FetchPage`` for a host is returned only when
+the host's limiter ``can_start(now)``, and ``on_start`` is applied before it is returned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import itertools
+import math
+from collections import OrderedDict, deque
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from headway.frontier.store import LeasedUrl
+from headway.policy.hoststate import HostState, HostWait, restore, wait_of
+from headway.policy.outcome import Outcome
+from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
+from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
+from headway.urls.domain import match_host, strip_port
+from headway.urls.scope import OptOut
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRobots:
+    host: str
+    url: str  # the robots.txt URL
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPage:
+    lease: LeasedUrl
+    retry: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """Settle ``lease`` without a fetch: finished (``requeue_at`` None) or put back."""
+
+    lease: LeasedUrl
+    note: str
+    requeue_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DropHost:
+    host: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseFor:
+    """Lease ``n`` URLs for each (host, n), all in one frontier call."""
+
+    wants: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Refill:
+    """Ask the frontier for up to ``limit`` ready hosts not in ``exclude``, and for its
+    next ready time."""
+
+    limit: int
+    exclude: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SaveStates:
+    """Persist these host states (merged over what is stored)."""
+
+    states: tuple[tuple[str, HostState], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Nothing to do before ``until`` (``math.inf``: until an event)."""
+
+    until: float
+
+
+Job = FetchRobots | FetchPage
+Decision = FetchRobots | FetchPage | Skip | DropHost | LeaseFor | Refill | SaveStates | Wait
+
+
+@dataclass(frozen=True, slots=True)
+class HostPressure:
+    known: int  # hosts with a limiter in memory
+    active: int  # hosts with a request in flight
+    parked: int  # hosts parked (long Crawl-delay, or health cool-down)
+    top: list[tuple[str, HostLimitStats]]  # most throttled first
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleParams:
+    limits: HostLimitParams
+    crawl_delay_max: float
+    user_agent: str = ""
+    robots_give_up: int = 4
+    host_ceilings: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    refill_batch: int = 256
+    lease_batch: int = 256
+    refill_interval: float = 1.0
+    max_limiters: int = 50_000
+
+
+class ScheduleCore:
+    """The scheduler's state and decisions (see the module docstring)."""
+
+    def __init__(
+        self,
+        params: ScheduleParams,
+        *,
+        robots: RobotsCache | None = None,
+        optout: OptOut | None = None,
+        page_budget: float = math.inf,
+    ) -> None:
+        self.params = params
+        self.robots = robots if robots is not None else RobotsCache()
+        self._optout = optout
+        ceilings = params.host_ceilings
+        self._ceilings = {k: v for k, v in ceilings.items() if not k.startswith("*.")}
+        self._suffix = {k[2:]: v for k, v in ceilings.items() if k.startswith("*.")}
+        self._heap: list[tuple[float, int, str]] = []
+        self._seq = itertools.count()
+        self._in_heap: set[str] = set()
+        self._busy: set[str] = set()  # at the concurrency limit, or fetching robots.txt
+        self._leasing: set[str] = set()  # in a LeaseFor not yet answered
+        self._held: dict[str, LeasedUrl] = {}  # leased, waiting for its host's turn
+        self._fresh: deque[str] = deque()  # hosts whose lease just came: served first
+        self._limiters: OrderedDict[str, HostLimiter] = OrderedDict()
+        self.parked: set[str] = set()
+        self._active: set[str] = set()
+        self._throttled: set[str] = set()
+        self._actions: deque[Decision] = deque()
+        self._to_save: dict[str, HostState] = {}
+        self._refill_due = True
+        self._last_refill = -math.inf
+        self._frontier_next: float | None = None
+        self.page_budget = page_budget
+        self.paused = False
+
+    # -- limiters ----------------------------------------------------------------------
+    def limiter(self, host: str) -> HostLimiter:
+        lim = self._limiters.get(host)
+        if lim is None:
+            lim = self._limiters[host] = HostLimiter(self._params_for(host))
+        else:
+            self._limiters.move_to_end(host)
+        return lim
+
+    def knows(self, host: str) -> bool:
+        return host in self._limiters
+
+    def _params_for(self, host: str) -> HostLimitParams:
+        base = self.params.limits
+        if not self._ceilings and not self._suffix:
+            return base
+        ceiling = self._ceilings.get(host)  # a HOST:PORT entry
+        if ceiling is None:
+            ceiling = match_host(strip_port(host), self._ceilings, self._suffix)
+        return base if ceiling is None else dataclasses.replace(base, ceiling=ceiling)
+
+    def _idle(self, host: str, lim: HostLimiter) -> bool:
+        return (
+            lim.statistics().in_flight == 0
+            and host not in self._in_heap
+            and host not in self._busy
+            and host not in self._held
+            and host not in self._leasing
+        )
+
+    def forget_idle(self, now: float) -> list[tuple[str, float, HostWait | None]]:
+        """Drop the least recently used idle limiters beyond ``max_limiters``; returns
+        (host, ready_at, wait) of each, so the shell persists a wait before the limiter
+        is gone (forgetting a limiter must never let a host be fetched sooner)."""
+        excess = len(self._limiters) - self.params.max_limiters
+        victims: list[tuple[str, float, HostWait | None]] = []
+        if excess <= 0:
+            return victims
+        for host, lim in self._limiters.items():
+            if len(victims) >= excess:
+                break
+            if self._idle(host, lim):
+                victims.append((host, lim.ready_at(), wait_of(lim, now)))
+        for host, _, _ in victims:
+            del self._limiters[host]
+            self._throttled.discard(host)
+        return victims
+
+    def waits(self, now: float) -> list[tuple[str, HostState]]:
+        """The waits of every known host that holds one (saved at a clean stop)."""
+        out = []
+        for host, lim in self._limiters.items():
+            w = wait_of(lim, now)
+            if w is not None:
+                out.append((host, HostState(wait=w)))
+        return out
+
+    # -- the heap ----------------------------------------------------------------------
+    def _push(self, host: str, ready_at: float) -> None:
+        if host in self._in_heap:
+            return
+        if math.isinf(ready_at):
+            self._busy.add(host)
+            return
+        self._busy.discard(host)
+        heapq.heappush(self._heap, (ready_at, next(self._seq), host))
+        self._in_heap.add(host)
+
+    def held(self) -> int:
+        return len(self._held)
+
+    def hosts_ready(self, now: float) -> int:
+        return sum(1 for t, _, _ in self._heap if t <= now)
+
+    def next_ready(self) -> float | None:
+        return self._heap[0][0] if self._heap else None
+
+    # -- answers from the frontier -----------------------------------------------------
+    def unknown(self, hosts: Collection[str]) -> list[str]:
+        """Hosts this node has no limiter and no robots verdict for (load their state)."""
+        return [h for h in hosts if h not in self._limiters and self.robots.previous(h) is None]
+
+    def offer_hosts(
+        self,
+        hosts: Collection[tuple[str, float]],
+        frontier_next: float | None,
+        states: Mapping[str, HostState],
+        now: float,
+    ) -> None:
+        """Ready hosts from the frontier (answer to ``Refill``), with the saved state of
+        the hosts ``unknown`` named."""
+        self._last_refill = now
+        self._refill_due = False
+        self._frontier_next = frontier_next
+        for host, state in states.items():
+            lim = self.limiter(host)
+            rules = restore(state, lim, self.params.user_agent, now)
+            if rules is not None:
+                self.robots.put(host, rules)
+                self._apply_delay(host, lim, rules)
+        for host, ready in hosts:
+            if host in self._busy or host in self._leasing or host in self._held:
+                continue
+            self._push(host, max(ready, self.limiter(host).ready_at()))
+
+    def offer_leases(
+        self, wants: Collection[tuple[str, int]], leases: Collection[LeasedUrl], now: float
+    ) -> None:
+        """The frontier's answer to ``LeaseFor``: hosts that got a URL are ready again at
+        once; hosts that got none wait for the frontier to offer them again."""
+        for host, _ in wants:
+            self._leasing.discard(host)
+        for lease in leases:
+            if lease.host in self._held:  # more than asked for: put back untried
+                self._actions.append(Skip(lease, "requeued", now))
+                continue
+            self._held[lease.host] = lease
+            self._fresh.append(lease.host)
+
+    def frontier_changed(self) -> None:
+        """URLs were added or put back: refill at the next chance."""
+        self._refill_due = True
+
+    # -- events ------------------------------------------------------------------------
+    def on_fetch_done(
+        self, host: str, now: float, outcome: Outcome, *, latency: float, retry_after: float | None
+    ) -> float:
+        """Feed an outcome to the host's limiter; returns the host's next ready time."""
+        lim = self.limiter(host)
+        lim.on_finish(now, outcome, latency=latency, retry_after=retry_after)
+        self._note(host, lim, now)
+        ready = lim.ready_at()
+        if host in self._busy and host not in self._held:
+            self._push(host, ready)
+        return ready
+
+    def on_robots_done(
+        self,
+        host: str,
+        rules: RobotsRules,
+        now: float,
+        outcome: Outcome,
+        latency: float,
+        saved: dict[str, object] | None = None,
+    ) -> None:
+        """A robots.txt fetch ended; ``saved``: the verdict to persist (``robots_state``)."""
+        self.robots.put(host, rules)
+        lim = self.limiter(host)
+        self._apply_delay(host, lim, rules)
+        lim.on_finish(now, outcome, latency=latency, retry_after=None)
+        self._note(host, lim, now)
+        self._busy.discard(host)
+        if saved is not None:
+            self._to_save[host] = HostState(robots=saved, wait=wait_of(lim, now))
+        if host in self._held:
+            self._push(host, lim.ready_at())
+
+    def _apply_delay(self, host: str, lim: HostLimiter, rules: RobotsRules) -> None:
+        # A site asking for more than crawl_delay_max between requests still gets its full
+        # delay (never hammered); it is reported as parked.
+        delay, parked = clamp_crawl_delay(rules.crawl_delay, self.params.crawl_delay_max)
+        lim.crawl_delay = delay
+        if parked:
+            self.parked.add(host)
+        else:
+            self.parked.discard(host)
+
+    def _note(self, host: str, lim: HostLimiter, now: float) -> None:
+        st = lim.statistics()
+        if not st.in_flight:
+            self._active.discard(host)
+        held_back = st.gap > lim.base_gap() or st.not_before > now or st.parked_until > now
+        if held_back:
+            self._throttled.add(host)
+        else:
+            self._throttled.discard(host)
+
+    # -- deciding ----------------------------------------------------------------------
+    def decide(self, now: float, waiting: int) -> Decision:
+        """The next thing to do at ``now`` with ``waiting`` fetch slots asking for work."""
+        if not self._actions and not self.paused and self.page_budget > 0 and waiting > 0:
+            self._scan(now, waiting)
+        if self._actions:
+            return self._actions.popleft()
+        if self._to_save:
+            states = tuple(self._to_save.items())
+            self._to_save.clear()
+            return SaveStates(states)
+        if self.paused or self.page_budget <= 0 or waiting <= 0:
+            return Wait(math.inf)
+        top = self._heap[0][0] if self._heap else math.inf
+        more = self._frontier_next is not None and self._frontier_next <= now
+        if top > now and (
+            self._refill_due or more or now - self._last_refill >= self.params.refill_interval
+        ):
+            self._last_refill = now
+            self._refill_due = False
+            exclude = self._in_heap | self._busy | self._leasing | set(self._held)
+            return Refill(self.params.refill_batch, frozenset(exclude))
+        until = min(top, self._last_refill + self.params.refill_interval)
+        if self._frontier_next is not None:
+            until = min(until, self._frontier_next)
+        return Wait(until)
+
+    def _scan(self, now: float, waiting: int) -> None:
+        jobs = 0
+        wants: list[tuple[str, int]] = []
+        room = min(waiting, self.params.lease_batch)
+        while self._fresh and jobs < room and self.page_budget > 0:
+            host = self._fresh.popleft()
+            if host in self._held and host not in self._in_heap:
+                jobs += self._decide_host(host, now) == "job"
+        while (
+            self._heap
+            and self._heap[0][0] <= now
+            and jobs + len(wants) < room
+            and self.page_budget > 0
+        ):
+            _, _, host = heapq.heappop(self._heap)
+            self._in_heap.discard(host)
+            got = self._decide_host(host, now)
+            if got == "lease":
+                wants.append((host, 1))
+                self._leasing.add(host)
+            elif got is not None:
+                jobs += 1
+        if wants:
+            self._actions.append(LeaseFor(tuple(wants)))
+
+    def _decide_host(self, host: str, now: float) -> str | None:
+        """Append what ``host`` needs to the actions: "lease" when it needs a URL first."""
+        lim = self.limiter(host)
+        if not lim.can_start(now):
+            self._push(host, lim.ready_at())
+            return None
+        held = self._held.get(host)
+        if self._optout is not None and self._optout.blocks(host):
+            self._final(host, held, "opted-out")
+            return None
+        known = self.robots.get(host, now)
+        if known is not None and known.kind is RobotsKind.BLOCKED:
+            # the address guard refused the host's address: final, its URLs fail at once
+            self._final(host, held, "blocked-address")
+            return None
+        if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
+            # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time,
+            # and give up for good after robots_give_up failures
+            if known.failures >= self.params.robots_give_up:
+                self._final(host, held, "robots-unreachable")
+                return None
+            if held is not None:
+                del self._held[host]
+                self._actions.append(Skip(held, "robots-unavailable", known.expires_at))
+            self._push(host, known.expires_at)
+            return None
+        if held is None:
+            return "lease"
+        del self._held[host]
+        if known is None:
+            self._held[host] = held
+            lim.on_start(now)
+            self._active.add(host)
+            self._busy.add(host)
+            scheme = held.url.split(":", 1)[0]
+            self._actions.append(FetchRobots(host, f"{scheme}://{host}/robots.txt"))
+            return "job"
+        if not known.allowed(held.url):
+            self._actions.append(Skip(held, "robots-disallowed", None))
+            self._push(host, now)  # its next URL, in the next lease batch
+            return None
+        retry = held.attempts > 0
+        self.page_budget -= 1
+        lim.on_start(now, retry=retry)
+        self._active.add(host)
+        self._push(host, lim.ready_at())
+        self._actions.append(FetchPage(held, retry))
+        return "job"
+
+    def _final(self, host: str, held: LeasedUrl | None, reason: str) -> None:
+        if held is not None:
+            del self._held[host]
+            self._actions.append(Skip(held, reason, None))
+        self._actions.append(DropHost(host, reason))
+
+    # -- pressure ----------------------------------------------------------------------
+    def host_pressure(self, now: float, top: int = 20) -> HostPressure:
+        """Hosts known, in flight and parked, and the ``top`` most throttled (filled up with
+        the most recently used when fewer are throttled); costs O(active + throttled)."""
+        candidates = self._active | self._throttled
+        candidates.update(itertools.islice(reversed(self._limiters), top))
+        stats = {h: self._limiters[h].statistics() for h in candidates if h in self._limiters}
+        ranked = sorted(stats.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:top]
+        parked = self.parked | {h for h, st in stats.items() if st.parked_until > now}
+        active = sum(1 for st in stats.values() if st.in_flight)
+        return HostPressure(len(self._limiters), active, len(parked), ranked)

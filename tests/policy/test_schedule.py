@@ -1,0 +1,248 @@
+"""The scheduler's pure core: decisions from values and ``now``, no IO, no sleeping."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from headway.frontier.store import LeasedUrl
+from headway.policy import hoststate
+from headway.policy.hoststate import HostState, HostWait
+from headway.policy.outcome import Outcome
+from headway.policy.politeness import HostLimitParams
+from headway.policy.robots import RobotsKind, RobotsRules, robots_from_response
+from headway.policy.schedule import (
+    Decision,
+    DropHost,
+    FetchPage,
+    FetchRobots,
+    LeaseFor,
+    Refill,
+    SaveStates,
+    ScheduleCore,
+    ScheduleParams,
+    Skip,
+    Wait,
+)
+from headway.urls.scope import OptOut
+
+UA = "testbot/1.0 (+https://example.org/bot)"
+T0 = 1_000.0
+_ids = iter(range(1, 10**9))
+
+
+def lease(host: str, path: str = "/", attempts: int = 0) -> LeasedUrl:
+    return LeasedUrl(next(_ids), f"http://{host}{path}", host, 0, 0, 0, None, attempts, T0 + 60)
+
+
+def allow_all(now: float = T0) -> RobotsRules:
+    return RobotsRules(RobotsKind.ALLOW_ALL, now, now + 86400)
+
+
+def core(gap: float = 1.0, **kw: object) -> ScheduleCore:
+    params = ScheduleParams(
+        limits=HostLimitParams(min_gap=gap, ceiling=1), crawl_delay_max=30, user_agent=UA
+    )
+    return ScheduleCore(params, **kw)  # type: ignore[arg-type]
+
+
+def offer(c: ScheduleCore, hosts: list[str], now: float = T0) -> None:
+    assert isinstance(c.decide(now, 1), Refill)
+    c.offer_hosts([(h, now) for h in hosts], None, {}, now)
+
+
+def quiet(c: ScheduleCore, now: float, waiting: int = 1) -> Decision:
+    """The first decision at ``now`` that is not a refill (refills answered with none)."""
+    d = c.decide(now, waiting)
+    while isinstance(d, Refill):
+        c.offer_hosts([], None, {}, now)
+        d = c.decide(now, waiting)
+    return d
+
+
+def known(c: ScheduleCore, *hosts: str) -> None:
+    for h in hosts:
+        c.robots.put(h, allow_all())
+
+
+def test_ready_hosts_are_leased_in_one_batch_bounded_by_waiting_slots() -> None:
+    c = core()
+    hosts = [f"h{i}.test" for i in range(10)]
+    known(c, *hosts)
+    offer(c, hosts)
+    d = c.decide(T0, waiting=4)
+    assert isinstance(d, LeaseFor)
+    assert d.wants == tuple((h, 1) for h in hosts[:4])
+    c.offer_leases(d.wants, [lease(h) for h, _ in d.wants], T0)
+    jobs = [c.decide(T0, waiting=4) for _ in range(4)]
+    assert [type(j) for j in jobs] == [FetchPage] * 4
+    assert sorted(j.lease.host for j in jobs if isinstance(j, FetchPage)) == hosts[:4]
+
+
+def test_a_host_without_a_url_waits_for_the_frontier_to_offer_it_again() -> None:
+    c = core()
+    known(c, "a.test")
+    offer(c, ["a.test"])
+    d = c.decide(T0, 1)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(d.wants, [], T0)
+    nxt = c.decide(T0, 1)
+    assert isinstance(nxt, Wait)
+    assert c.decide(T0 + 1.0, 1) == Refill(256, frozenset())
+
+
+def test_robots_txt_first_then_the_held_url() -> None:
+    c = core()
+    offer(c, ["a.test"])
+    d = c.decide(T0, 1)
+    assert isinstance(d, LeaseFor)
+    held = lease("a.test", "/page")
+    c.offer_leases(d.wants, [held], T0)
+    assert c.decide(T0, 2) == FetchRobots("a.test", "http://a.test/robots.txt")
+    assert c.held() == 1
+    assert isinstance(c.decide(T0, 1), Wait)  # the host is busy with its robots.txt
+    rules = robots_from_response(status=200, body=b"", user_agent=UA, now=T0 + 0.2)
+    c.on_robots_done("a.test", rules, T0 + 0.2, Outcome.OK, 0.2, saved={"k": 1})
+    save = c.decide(T0 + 0.2, 1)
+    assert isinstance(save, SaveStates) and save.states[0][0] == "a.test"
+    assert isinstance(c.decide(T0 + 0.5, 1), Wait)  # the gap runs from the robots fetch
+    assert c.decide(T0 + 1.0, 1) == FetchPage(held, False)
+    assert c.held() == 0
+
+
+def test_disallowed_url_is_skipped_and_the_host_leases_its_next() -> None:
+    c = core()
+    body = b"User-agent: *\nDisallow: /private\n"
+    c.robots.put("a.test", robots_from_response(status=200, body=body, user_agent=UA, now=T0))
+    offer(c, ["a.test"])
+    d = c.decide(T0, 1)
+    assert isinstance(d, LeaseFor)
+    bad = lease("a.test", "/private/x")
+    c.offer_leases(d.wants, [bad], T0)
+    assert c.decide(T0, 1) == Skip(bad, "robots-disallowed", None)
+    assert c.decide(T0, 1) == LeaseFor((("a.test", 1),))
+
+
+def test_unreachable_robots_requeues_then_gives_up() -> None:
+    c = core()
+    down = RobotsRules(RobotsKind.DISALLOW_ALL, T0, T0 + 60, failures=1)
+    c.robots.put("a.test", down)
+    offer(c, ["a.test"])
+    c.offer_leases([("a.test", 1)], [held := lease("a.test")], T0)
+    assert c.decide(T0, 1) == Skip(held, "robots-unavailable", T0 + 60)
+    c.robots.put("a.test", RobotsRules(RobotsKind.DISALLOW_ALL, T0, T0 + 120, failures=4))
+    c.offer_leases([], [again := lease("a.test")], T0 + 60)
+    assert c.decide(T0 + 60, 1) == Skip(again, "robots-unreachable", None)
+    assert c.decide(T0 + 60, 1) == DropHost("a.test", "robots-unreachable")
+
+
+def test_opted_out_host_is_dropped_without_a_fetch() -> None:
+    c = core(optout=OptOut(["blocked.test"]))
+    known(c, "blocked.test")
+    offer(c, ["blocked.test"])
+    assert c.decide(T0, 1) == DropHost("blocked.test", "opted-out")
+
+
+def test_pause_and_budget_hand_out_nothing() -> None:
+    c = core(page_budget=1)
+    known(c, "a.test", "b.test")
+    offer(c, ["a.test", "b.test"])
+    c.paused = True
+    assert c.decide(T0, 5) == Wait(math.inf)
+    c.paused = False
+    d = c.decide(T0, 5)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(d.wants, [lease(h) for h, _ in d.wants], T0)
+    got = [c.decide(T0, 5) for _ in range(3)]
+    assert sum(isinstance(g, FetchPage) for g in got) == 1
+    assert c.decide(T0, 5) == Wait(math.inf)
+
+
+def test_saved_state_means_no_robots_refetch_and_no_early_start() -> None:
+    saved = hoststate.decode(
+        hoststate.encode(
+            HostState(
+                robots=hoststate.robots_state(
+                    robots_from_response(
+                        status=200, body=b"User-agent: *\nDisallow: /x\n", user_agent=UA, now=T0
+                    ),
+                    b"User-agent: *\nDisallow: /x\n",
+                ),
+                wait=HostWait(ready_at=T0 + 30, backoff=8.0),
+            )
+        )
+    )
+    c = core()
+    assert c.unknown(["a.test"]) == ["a.test"]
+    assert isinstance(c.decide(T0 + 1, 1), Refill)
+    c.offer_hosts([("a.test", T0)], None, {"a.test": saved}, T0 + 1)
+    assert c.unknown(["a.test"]) == []
+    assert isinstance(quiet(c, T0 + 29.9), Wait)  # the saved wait holds
+    d = c.decide(T0 + 30, 1)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(
+        d.wants,
+        [
+            page := lease("a.test", "/ok"),
+        ],
+        T0 + 30,
+    )
+    assert c.decide(T0 + 30, 1) == FetchPage(page, False)  # no robots.txt fetch
+    assert c.limiter("a.test").statistics().backoff == 8.0
+    robots = c.robots.get("a.test", T0 + 30)
+    assert robots is not None and not robots.allowed("http://a.test/x/1")
+
+
+def test_forgotten_limiters_hand_back_their_waits() -> None:
+    params = ScheduleParams(limits=HostLimitParams(min_gap=1.0), crawl_delay_max=30, max_limiters=1)
+    c = ScheduleCore(params)
+    slow = c.limiter("slow.test")
+    slow.on_start(T0)
+    slow.on_finish(T0 + 0.1, Outcome.THROTTLED, latency=0.1, retry_after=100.0)
+    c.limiter("other.test")
+    (victim,) = c.forget_idle(T0 + 1)
+    host, ready, wait = victim
+    assert host == "slow.test" and ready >= T0 + 100.1
+    assert wait is not None and wait.ready_at >= T0 + 100.1
+    assert not c.knows("slow.test")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.floats(0.0, 3.0), st.integers(1, 4)), min_size=5, max_size=60),
+    gap=st.floats(0.1, 2.0),
+)
+def test_property_never_early_never_two_in_flight(
+    steps: list[tuple[float, int]], gap: float
+) -> None:
+    """Whatever the timing and the number of waiting slots, a host gets a fetch only one
+    gap after its previous start, and never while one is in flight (ceiling 1)."""
+    c = core(gap=gap)
+    hosts = ["a.test", "b.test"]
+    known(c, *hosts)
+    now = T0
+    c.decide(now, 1)
+    c.offer_hosts([(h, now) for h in hosts], None, {}, now)
+    last: dict[str, float] = {}
+    in_flight: set[str] = set()
+    for dt, waiting in steps:
+        now += dt
+        for h in list(in_flight):  # every fetch ends by the next step
+            c.on_fetch_done(h, now, Outcome.OK, latency=0.01, retry_after=None)
+            in_flight.discard(h)
+        for _ in range(6):
+            d: Decision = c.decide(now, waiting)
+            if isinstance(d, LeaseFor):
+                c.offer_leases(d.wants, [lease(h) for h, _ in d.wants], now)
+            elif isinstance(d, Refill):
+                c.offer_hosts([(h, now) for h in hosts if h not in d.exclude], None, {}, now)
+            elif isinstance(d, FetchPage):
+                h = d.lease.host
+                assert h not in in_flight
+                assert now >= last.get(h, -math.inf) + gap - 1e-9
+                last[h] = now
+                in_flight.add(h)
+            elif isinstance(d, Wait):
+                break
