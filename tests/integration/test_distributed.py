@@ -136,6 +136,19 @@ def wait_for_pages(web: SimWeb, pages: int, timeout: float = 60) -> None:
         time.sleep(0.01)
 
 
+def wait_for_node_pages(nodes: Nodes, name: str, pages: int, timeout: float = 60) -> None:
+    """Wait until node ``name`` has logged ``pages`` fetched pages (nodes start at their
+    own pace: a slow start must not leave one without work when the test acts on it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        logs = list((nodes.tmp / name).glob("crawl-*.log.jsonl"))
+        if logs and len(nodes.pages_logged(name)) >= pages:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"node {name} fetched no page")
+        time.sleep(0.01)
+
+
 def check_exactly_once(web: SimWeb, nodes: Nodes, names: list[str]) -> None:
     expected = web.expected_pages(TOKEN)
     fetched = Counter(fetched_urls(web, web.log))
@@ -211,6 +224,7 @@ def test_kill_minus_9_of_one_node_moves_its_shards(
             for i in range(3):
                 nodes.start(f"n{i}")
             wait_for_pages(web, 40)
+            wait_for_node_pages(nodes, "n2", 1)
             victim = nodes.procs["n2"]
             victim.kill()
             victim.wait(10)
@@ -318,7 +332,9 @@ def test_status_of_a_shared_crawl_and_a_masked_password(
 def test_node_joining_mid_crawl_gets_shards_and_fetches(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    with ThreadedSimWeb(_spec(pages=40)) as web:
+    # long enough (per host: pages x delay) that the first node cannot finish before a
+    # late node has started, however fast the first one crawls
+    with ThreadedSimWeb(_spec(pages=120)) as web:
         nodes = Nodes(redis_server.url, tmp_path, web)
         try:
             nodes.start("first")

@@ -119,7 +119,11 @@ class ParsePool:
             pool = self._pool
             try:
                 call = loop.run_in_executor(pool, _timed_parse, tasks)
-                pages, pid, cpu = await asyncio.wait_for(call, self.timeout)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+                # cancellation that arrives as the call completes, and the task group
+                # that cancelled this dispatcher would then wait for it forever
+                async with asyncio.timeout(self.timeout):
+                    pages, pid, cpu = await call
             except TimeoutError:
                 # a parser stuck on a page would hold its URL forever: record the pages as
                 # failed to parse and replace the processes (the stuck one is killed)

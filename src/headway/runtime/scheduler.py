@@ -215,8 +215,10 @@ class Scheduler:
             if self.core.page_budget <= 0:
                 self._release_waiters()  # the budget is spent: no job will come
             timeout = None if math.isinf(d.until) else max(0.0, d.until - self._clock())
+            # asyncio.timeout, not wait_for, which can swallow a cancellation (3.11)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._event.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._event.wait()
 
     async def _refill(self, now: float, d: Refill) -> None:
         forgotten = self.core.forget_idle(now)
