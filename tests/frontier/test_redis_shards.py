@@ -177,3 +177,22 @@ def test_taken_shard_waits_for_the_old_holders_live_leases(open_node: Open) -> N
     assert [u.url for u in b.lease_many([(h, 1)], now=time.time(), lease_seconds=60)] == [
         f"http://{h}/2"
     ]
+
+
+def test_an_empty_frontier_is_reported_only_from_a_consistent_snapshot(
+    open_node: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's settlement (its shard: leased - 1) and its links' admission (other
+    shards: queued + 1) land one after another; a read falling between them sees
+    nothing queued and nothing leased, which must not end the crawl."""
+    from headway.frontier.redis import backend
+    from headway.frontier.store import FrontierCounts
+
+    a = open_node("a")
+    empty = FrontierCounts(0, 0, 5, 0, 6, 0, {"host-budget": 0, "frontier-full": 0})
+    busy = FrontierCounts(1, 0, 5, 0, 6, 1, {"host-budget": 0, "frontier-full": 0})
+    reads = iter([(empty, ["between"]), (busy, ["after"]), (busy, ["after"])])
+    monkeypatch.setattr(backend, "read_counts_raw", lambda *args: next(reads))
+    assert a.counts().queued == 1
+    reads = iter([(empty, ["end"]), (empty, ["end"])])
+    assert a.counts() == empty

@@ -111,6 +111,12 @@ class Admission:
             self.deepest = depth
         return out
 
+    def forget_recent(self) -> None:
+        """Forget the recently admitted URLs, so that every link is offered to the frontier
+        again (after the frontier lost its latest admissions, e.g. a Redis restart)."""
+        self._recent = set()
+        self._recent_old = set()
+
     def adjust_for_memory(self, over_target: bool, max_depth: int) -> None:
         """Called about once a second: over the memory target the admitted depth shrinks
         by one level a call (the deepest, lowest-priority links are shed first); under

@@ -588,6 +588,7 @@ class Node:
         last_sweep = time.monotonic()
         lease_seconds = s.fetch.total_timeout + s.frontier.lease_margin
         resume_file = self.paths.root / "resume"
+        restarts = 0
         while True:
             await asyncio.sleep(0.25)
             self._counts = await self.fw.call(self.frontier.counts)
@@ -598,6 +599,14 @@ class Node:
             if self.exporter is not None:
                 self.exporter.update(snap)
             mono = time.monotonic()
+            if self._shared is not None and self._shared.server_restarts != restarts:
+                # the store may have lost its last second of admissions: offer links
+                # and seeds to it again instead of skipping them as recently admitted
+                restarts = self._shared.server_restarts
+                self.admission.forget_recent()
+                entries = self.admission.admit(self.seeds, 0, None)
+                await self.fw.call(self.frontier.add, entries, self.clock())
+                log.warning("the store restarted: recently admitted links are offered again")
             if self._shared is not None:
                 self._shared.publish(
                     {

@@ -108,6 +108,8 @@ class RedisFrontier:
         self._queued: dict[int, int] = {}
         self._queued_at = 0.0
         self._scripts: Scripts = self._retry(lambda: Scripts(self._client))
+        self._run_ids = self._retry(self._server_run_ids)
+        self.server_restarts = 0  # times a Redis server was found restarted
         self.shards, self._bloom_bits, self._probes = self._retry(lambda: self._crawl_shape(shards))
         self._leases = ShardLeases(
             self._client,
@@ -183,7 +185,26 @@ class RedisFrontier:
                     time.monotonic() - self._down_since,
                 )
                 self._down_since = None
+                self._check_restart()
             return result
+
+    def _server_run_ids(self) -> frozenset[str]:
+        info = self._client.info("server")
+        if "run_id" in info:
+            return frozenset([str(info["run_id"])])
+        return frozenset(str(v["run_id"]) for v in info.values() if isinstance(v, dict))
+
+    def _check_restart(self) -> None:
+        """After an outage: a server that restarted may have lost its last writes
+        (``server_restarts`` counts it, so the node can offer recent links again)."""
+        try:
+            ids = self._server_run_ids()
+        except redis.RedisError:
+            return
+        if ids != self._run_ids:
+            self._run_ids = ids
+            self.server_restarts += 1
+            log.warning("Redis %s was restarted", self._url.masked())
 
     def _check_open(self) -> None:
         if self._closed:
@@ -371,10 +392,12 @@ class RedisFrontier:
             )
         calls = [self._settle_call(s, items) for s, items in by_shard.items()]
         admit, dups = self._admit_calls(discovered)
-        replies = self._retry(lambda: self._scripts.run_many(calls + admit))
+        # links first: a server restores a prefix of its writes, so a settlement it kept
+        # has its page's links too (on one server; see docs/scaling.md for a cluster)
+        replies = self._retry(lambda: self._scripts.run_many(admit + calls))
         for url_id in wanted:
             self._lease_hosts.pop(url_id, None)
-        return self._retry(lambda: self._admit_results(admit, replies[len(calls) :], dups))
+        return self._retry(lambda: self._admit_results(admit, replies[: len(admit)], dups))
 
     def _settle_call(self, shard: int, items: list[Any]) -> tuple[str, list[str], list[Any]]:
         """A settle.lua call; items are (lease member, host, kind, not_before, bound, v)."""
@@ -602,8 +625,19 @@ class RedisFrontier:
         self._retry(write)
 
     def counts(self) -> FrontierCounts:
+        """The crawl's totals. An empty frontier (nothing queued, nothing leased) is
+        reported only from a consistent snapshot: the shards are read again until two
+        reads in a row agree, since a page's settlement and its links' admission touch
+        several shards one after another and a single pass could fall between them."""
         self._check_open()
-        counts = self._retry(lambda: read_counts(self._client, self.keys, self.shards))
+        counts, raw = self._retry(lambda: read_counts_raw(self._client, self.keys, self.shards))
+        for _ in range(10):
+            if counts.queued or counts.leased:
+                break
+            again, raw2 = self._retry(lambda: read_counts_raw(self._client, self.keys, self.shards))
+            if raw2 == raw:
+                break
+            counts, raw = again, raw2
         self._queued = {}
         return counts
 
@@ -631,6 +665,11 @@ class RedisFrontier:
 
 def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:
     """The crawl's totals, summed over its shards (one pipeline)."""
+    return read_counts_raw(client, keys, shards)[0]
+
+
+def read_counts_raw(client: Any, keys: CrawlKeys, shards: int) -> tuple[FrontierCounts, Any]:
+    """The crawl's totals and the raw per-shard replies they were summed from."""
     pipe = client.pipeline(transaction=False)
     for s in range(shards):
         pipe.hmget(keys.shard(s, "totals"), list(_TOTALS))
@@ -642,7 +681,7 @@ def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:
         for name, v in zip(_TOTALS, replies[i], strict=True):
             sums[name] += int(v or 0)
         hosts_queued += int(replies[i + 1])
-    return FrontierCounts(
+    counts = FrontierCounts(
         queued=sums["queued"],
         leased=sums["leased"],
         done=sums["done"],
@@ -651,6 +690,7 @@ def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:
         hosts_queued=hosts_queued,
         shed={r: sums[f"shed:{r}"] for r in SHED_REASONS},
     )
+    return counts, replies
 
 
 def _leased(url_id: int, rec: list[Any], expires: float) -> LeasedUrl:
