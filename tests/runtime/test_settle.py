@@ -68,33 +68,34 @@ def test_settle_table(
     status: int | None, outcome: Outcome | None, attempts: int, settle: Settle, note: str | None
 ) -> None:
     work = _work(status, attempts, outcome=outcome)
-    decide(work, 1000.0, _rules(), quota_paused=False, rand=0.5)
-    assert work.completion is not None and work.completion.settle is settle
+    got = decide(work, 1000.0, _rules(), quota_paused=False, rand=0.5)
+    assert got.completion is not None and got.completion.settle is settle
     if settle is Settle.RETRY:
         # full jitter of min(cap, base * 2**(attempt-1)), at least 0
-        assert 1000.0 <= work.completion.not_before <= 1000.0 + 2**attempts
-    assert (work.note or "").startswith(note or "")
+        assert 1000.0 <= got.completion.not_before <= 1000.0 + 2**attempts
+    assert (got.note or "").startswith(note or "")
+    assert work.note is None  # the work item itself is left as it was
 
 
 def test_retry_after_is_a_floor_for_the_retry_delay() -> None:
     work = _work(429)
     work.retry_after = 30.0
-    decide(work, 1000.0, _rules(), quota_paused=False, rand=0.1)
-    assert work.completion is not None and work.completion.not_before >= 1030.0
+    got = decide(work, 1000.0, _rules(), quota_paused=False, rand=0.1)
+    assert got.completion is not None and got.completion.not_before >= 1030.0
 
 
 def test_links_and_redirect_targets_go_through_admission() -> None:
     work = _work(200, links=("https://example.org/b", "https://other.net/"))
     rules = _rules()
-    decide(work, 1000.0, rules, quota_paused=False, rand=0.5)
-    assert [e.url for e in work.discovered] == ["https://example.org/b"]
-    assert all(e.depth == 2 for e in work.discovered)
+    got = decide(work, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert [e.url for e in got.discovered] == ["https://example.org/b"]
+    assert all(e.depth == 2 for e in got.discovered)
     assert rules.admission.rejected["out-of-scope"] == 1
     red = _work(301, headers=(("Location", "/c#frag"),))
-    decide(red, 1000.0, rules, quota_paused=False, rand=0.5)
-    assert red.completion is not None and red.completion.settle is Settle.DONE
-    assert [e.url for e in red.discovered] == ["https://example.org/c"]
-    assert red.note == "redirect -> https://example.org/c"
+    moved = decide(red, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert moved.completion is not None and moved.completion.settle is Settle.DONE
+    assert [e.url for e in moved.discovered] == ["https://example.org/c"]
+    assert moved.note == "redirect -> https://example.org/c"
 
 
 def test_skips_and_quota_answers_are_requeued_untried() -> None:
@@ -102,10 +103,10 @@ def test_skips_and_quota_answers_are_requeued_untried() -> None:
     skipped = _work(200)
     skipped.result = None
     skipped.requeue_at = 5000.0
-    decide(skipped, 1000.0, rules, quota_paused=False, rand=0.5)
-    assert skipped.completion is not None
-    assert (skipped.completion.settle, skipped.completion.not_before) == (Settle.REQUEUE, 5000.0)
+    got = decide(skipped, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert got.completion is not None
+    assert (got.completion.settle, got.completion.not_before) == (Settle.REQUEUE, 5000.0)
     quota = _work(509)
-    decide(quota, 1000.0, rules, quota_paused=True, rand=0.5)
-    assert quota.completion is not None and quota.completion.settle is Settle.REQUEUE
-    assert quota.note == "quota-exhausted"
+    paused = decide(quota, 1000.0, rules, quota_paused=True, rand=0.5)
+    assert paused.completion is not None and paused.completion.settle is Settle.REQUEUE
+    assert paused.note == "quota-exhausted"

@@ -552,7 +552,7 @@ class Node:
             # a short linger fills batches: one write + flush per batch, not per page
             batch = await self.store_stage.get_batch(64, linger=STORE_LINGER)
             now = self.clock()
-            for work in batch:
+            settlements = [
                 decide(
                     work,
                     now,
@@ -560,12 +560,18 @@ class Node:
                     quota_paused=self._paused_for_quota,
                     rand=random.random(),
                 )
+                for work in batch
+            ]
+            for work, settlement in zip(batch, settlements, strict=True):
+                work.note = settlement.note  # what the crawl log says
             await self.store.write(batch)
-            for work in batch:
-                if work.lease is None:
+            for settlement in settlements:
+                if settlement.completion is None:
                     self._pipeline -= 1  # a robots.txt answer: done once written
                 else:
-                    await self.settle_stage.put(SettleItem(work.completion, tuple(work.discovered)))
+                    await self.settle_stage.put(
+                        SettleItem(settlement.completion, settlement.discovered)
+                    )
 
     async def _settle_loop(self) -> None:
         size = self.settings.runtime.settle_batch

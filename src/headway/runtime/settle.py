@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from headway.frontier.store import Completion, Settle
+from headway.frontier.store import Completion, Settle, UrlEntry
 from headway.policy.outcome import Outcome
 from headway.policy.retry import RETRYABLE, RetryParams, retry_delay
 from headway.runtime.admission import Admission
@@ -26,49 +26,60 @@ class SettleRules:
     quota_status: int  # 0: no quota status
 
 
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """How one item ends in the frontier: ``completion`` None for a robots.txt answer
+    (nothing to settle); ``discovered`` the links it admits; ``note`` what the crawl log
+    says about it."""
+
+    completion: Completion | None
+    discovered: tuple[UrlEntry, ...] = ()
+    note: str | None = None
+
+
 def decide(
     work: PageWork, now: float, rules: SettleRules, *, quota_paused: bool, rand: float
-) -> None:
-    """Fill in ``work.completion``, ``work.discovered`` and ``work.note``.
+) -> Settlement:
+    """The settlement of ``work`` (``work`` is not changed).
 
     A skip without fetch fails or is requeued untried; a quota answer is requeued untried;
     a retryable failure is retried after ``retry_delay`` (full jitter, ``rand`` in [0, 1))
     until the budget is spent; anything else is done or failed, and a page's links and a
     redirect's target go through admission."""
     lease = work.lease
+    note = work.note
     if lease is None:
-        return
+        return Settlement(None, note=note)
     res = work.result
     if res is None:
         if work.requeue_at is not None:
-            work.completion = Completion(lease.id, Settle.REQUEUE, work.requeue_at)
-        else:
-            work.completion = Completion(lease.id, Settle.FAILED)
-        return
+            return Settlement(Completion(lease.id, Settle.REQUEUE, work.requeue_at), note=note)
+        return Settlement(Completion(lease.id, Settle.FAILED), note=note)
     outcome = res.outcome
     if quota_paused and res.status == rules.quota_status:
-        work.completion = Completion(lease.id, Settle.REQUEUE, now)
-        work.note = "quota-exhausted"
-        return
+        return Settlement(Completion(lease.id, Settle.REQUEUE, now), note="quota-exhausted")
     if outcome in RETRYABLE:
         delay = retry_delay(outcome, lease.attempts + 1, rules.retry, rand, work.retry_after)
         if delay is not None:
-            work.completion = Completion(lease.id, Settle.RETRY, now + delay)
-            work.note = f"retry in {delay:.1f}s"
-        else:
-            work.completion = Completion(lease.id, Settle.FAILED)
-            work.note = "retries exhausted" if lease.attempts else None
-        return
+            return Settlement(
+                Completion(lease.id, Settle.RETRY, now + delay), note=f"retry in {delay:.1f}s"
+            )
+        return Settlement(
+            Completion(lease.id, Settle.FAILED),
+            note="retries exhausted" if lease.attempts else None,
+        )
     settle = Settle.DONE if outcome in DONE_OUTCOMES else Settle.FAILED
-    work.completion = Completion(lease.id, settle)
+    completion = Completion(lease.id, settle)
     admission = rules.admission
+    discovered: list[UrlEntry] = []
     if work.parsed is not None and work.parsed.links:
-        work.discovered = admission.admit(work.parsed.links, lease.depth + 1, lease.url)
+        discovered = admission.admit(work.parsed.links, lease.depth + 1, lease.url)
     if outcome is Outcome.REDIRECT:
         location = res.header("Location")
         target = canonicalize(location, lease.url, rules.canon) if location else None
         if target is None:
-            work.note = f"bad redirect location {location!r}"
+            note = f"bad redirect location {location!r}"
         else:
-            work.note = f"redirect -> {target}"
-            work.discovered = admission.admit_redirect(target, lease.url, lease.depth)
+            note = f"redirect -> {target}"
+            discovered = admission.admit_redirect(target, lease.url, lease.depth)
+    return Settlement(completion, tuple(discovered), note)

@@ -19,7 +19,7 @@ PER_ITEM = 512
 
 
 def page_weight(work: PageWork) -> int:
-    """A page on its way to a parser or the store: its bodies, links and discovered URLs."""
+    """A page on its way to a parser or the store: its bodies and links."""
     size = PER_ITEM
     res = work.result
     if res is not None:
@@ -28,7 +28,6 @@ def page_weight(work: PageWork) -> int:
             size += len(res.body)
     if work.parsed is not None:
         size += sum(len(link) + PER_URL for link in work.parsed.links)
-    size += sum(len(e.url) + PER_URL for e in work.discovered)
     return size
 
 

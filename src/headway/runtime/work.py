@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from headway.fetch.result import FetchResult
 from headway.frontier.store import Completion, LeasedUrl, UrlEntry
@@ -12,7 +12,8 @@ from headway.parse.page import ParsedPage
 @dataclass(slots=True)
 class PageWork:
     """One leased URL (or one robots.txt fetch, ``lease`` None) on its way through the
-    pipeline. Mutable on purpose: each stage fills in its part."""
+    pipeline. Mutable on purpose: the fetch and parse stages fill in their part; how it
+    is settled is a separate value (``settle.decide``)."""
 
     url: str
     depth: int
@@ -23,8 +24,6 @@ class PageWork:
     parse_error: str | None = None
     note: str | None = None
     requeue_at: float | None = None  # for a skip that puts the URL back (robots unavailable)
-    completion: Completion | None = None
-    discovered: list[UrlEntry] = field(default_factory=list)
     store_body: bool = True
 
 
