@@ -74,13 +74,11 @@ DRAIN_GRACE = 10.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
 _NATURAL_STOPS = frozenset({"finished", "max-pages"})
 
-#: Seconds the store and settle stages wait for a batch to fill. Work paid per batch (a
-#: thread hop, a flush, a frontier transaction) is then shared by several pages also when
-#: pages arrive slowly (at the politeness gap); the cost is latency only, which no
-#: politeness rule depends on. (Parse batches do not linger: a page that kills its
-#: parser process takes its whole batch with it, so fuller batches would lose more.)
-STORE_LINGER = 0.05
-SETTLE_LINGER = 0.05
+#: Seconds the store and settle stages wait for a batch to fill (one write and flush, one
+#: frontier transaction per batch). Longer lingers (50 ms) bought no measurable CPU per
+#: page at the politeness gap (docs/performance.md) and delay what reaches the files.
+STORE_LINGER = 0.01
+SETTLE_LINGER = 0.005
 
 
 class Node:
