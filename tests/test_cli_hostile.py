@@ -175,3 +175,27 @@ def test_error_log_into_a_full_directory(
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert "No space left" in err and "could not be written" in err
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # closed again when the block ends
+
+
+@pytest.mark.parametrize("command", ["crawl", "node"])
+def test_unreachable_store_at_start_is_one_line_not_a_wait(
+    tmp_path: Path, seeds: Path, command: str
+) -> None:
+    # a wrong address or a server not started is reported at once, password masked;
+    # outages of a store that was reached are waited for (tests/frontier/test_redis_outage.py)
+    store = f"redis://:secret@127.0.0.1:{_closed_port()}/0"
+    argv = [sys.executable, "-m", "headway.cli", command]
+    if command == "crawl":
+        argv.append(str(seeds))
+    argv += ["--out", str(tmp_path / "c"), "--store", store, "--crawl-id", "t", *FLAGS]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    line = assert_one_line_exit_2(proc, "cannot reach Redis", "***")
+    assert "secret" not in proc.stderr + proc.stdout, line

@@ -107,6 +107,7 @@ class RedisFrontier:
         self._lease_hosts: dict[int, str] = {}
         self._queued: dict[int, int] = {}
         self._queued_at = 0.0
+        self._first_contact()
         self._scripts: Scripts = self._retry(lambda: Scripts(self._client))
         self._run_ids = self._retry(self._server_run_ids)
         self.server_restarts = 0  # times a Redis server was found restarted
@@ -154,6 +155,17 @@ class RedisFrontier:
     def store_url(self) -> str:
         """The store URL with its password masked."""
         return self._url.masked()
+
+    def _first_contact(self) -> None:
+        """Reach the server once before anything else: a store that cannot be reached at
+        start-up is a wrong address or a server not started, reported at once instead of
+        waited for (outages of a store that was reached are waited for, see ``_retry``)."""
+        try:
+            self._client.ping()
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise StoreError(f"cannot reach Redis {self._url.masked()}: {exc}") from exc
+        except redis.RedisError as exc:
+            raise StoreError(f"Redis {self._url.masked()} refused the connection: {exc}") from exc
 
     def _retry(self, fn: Callable[[], T]) -> T:
         delay = 0.1
