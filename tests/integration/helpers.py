@@ -12,7 +12,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from headway.settings import Settings, build_settings
 from headway.testing.simweb import LoggedRequest, SimWeb, SimWebSpec
@@ -61,11 +61,20 @@ def crawl_argv(seeds: Path, out: Path, *extra: str) -> list[str]:
     ]
 
 
-class ThreadedSimWeb:
-    """A SimWeb on its own event loop in a daemon thread."""
+class Served(Protocol):
+    async def start(self) -> None: ...
 
-    def __init__(self, spec: SimWebSpec) -> None:
-        self.web = SimWeb(spec)
+    async def stop(self) -> None: ...
+
+
+W = TypeVar("W", bound=Served)
+
+
+class ServedInThread(Generic[W]):
+    """A web server (``start``/``stop``) on its own event loop in a daemon thread."""
+
+    def __init__(self, web: W) -> None:
+        self.web = web
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -76,10 +85,10 @@ class ThreadedSimWeb:
         self._ready.set()
         self._loop.run_forever()
 
-    def __enter__(self) -> SimWeb:
+    def __enter__(self) -> W:
         self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("simulated web did not start")
+        if not self._ready.wait(30):
+            raise RuntimeError("the test web server did not start")
         return self.web
 
     def __exit__(self, *exc: object) -> None:
@@ -87,6 +96,13 @@ class ThreadedSimWeb:
         fut.result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+class ThreadedSimWeb(ServedInThread[SimWeb]):
+    """A SimWeb on its own event loop in a daemon thread."""
+
+    def __init__(self, spec: SimWebSpec) -> None:
+        super().__init__(SimWeb(spec))
 
 
 def page_requests(log: Iterable[LoggedRequest]) -> list[LoggedRequest]:

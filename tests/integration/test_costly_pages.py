@@ -4,11 +4,9 @@ hosts finish, and a stop from outside ends within its grace with nothing lost.""
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ from headway.frontier.store import UrlState
 from headway.testing.hostile import HostileSpec, HostileWeb
 from headway.testing.proctree import TreeMemorySampler
 from tests.integration.crashcheck import frontier_urls
-from tests.integration.helpers import UA, read_crawl_log
+from tests.integration.helpers import UA, ServedInThread, read_crawl_log
 
 pytestmark = pytest.mark.slow
 
@@ -27,30 +25,6 @@ pytestmark = pytest.mark.slow
 CEILING_MIB = 512
 #: What this test holds the crawl to (one parser process, default stage bounds).
 TEST_CEILING_MIB = 400
-
-
-class ServedInThread:
-    def __init__(self, web: HostileWeb) -> None:
-        self.web = web
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self.web.start())
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> HostileWeb:
-        self._thread.start()
-        assert self._ready.wait(30), "hostile web did not start"
-        return self.web
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.web.stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
 
 
 @pytest.fixture(scope="module")
