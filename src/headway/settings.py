@@ -180,6 +180,19 @@ class FrontierSettings:
         max=65536,
     )
     lease_margin: float = _opt(30.0, "lease = total timeout + this margin (s)", min=1)
+    priority: str = _opt(
+        "quality",
+        "frontier order: 'quality' (depth, near-duplicate source, host quality, in-links; "
+        "see docs/priority.md) or 'depth' (shallowest first)",
+        choices=("quality", "depth"),
+    )
+    quality_gap: float = _opt(
+        30.0,
+        "under --priority quality, a host of quality below 0.5 waits up to this many "
+        "extra seconds between requests (0: never)",
+        min=0,
+        max=86400,
+    )
 
 
 @dataclass(frozen=True, slots=True)

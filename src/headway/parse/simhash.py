@@ -30,7 +30,7 @@ from typing import Any
 __all__ = ["NEAR_DUPLICATE_BITS", "SHINGLE_WORDS", "hamming", "simhash", "visible_text"]
 
 #: Pages at most this many bits apart are near-duplicates.
-NEAR_DUPLICATE_BITS = 6
+NEAR_DUPLICATE_BITS = 8
 #: Words per shingle.
 SHINGLE_WORDS = 3
 #: Shingles per page at most (bounds CPU on long pages: the first ones count).

@@ -1,13 +1,37 @@
 """URL priority and crawler-trap heuristics (pure).
 
-Contract: ``priority_for(depth)`` is the frontier priority of a URL (lower is fetched
-sooner; the default order is by depth, shallow first). ``looks_like_trap(url)`` flags
-URLs that are very likely generated without end (repeating path segments, very deep or
-very long URLs, calendars paging into far years); such URLs are shed at admission.
+Contract:
+
+- ``priority_for(depth)`` is the depth-only priority (``--priority depth``): the depth.
+- ``quality_priority(depth, ...)`` is the default priority (``--priority quality``), an
+  integer, lower is fetched sooner and shed later::
+
+      priority = DEPTH_STEP * depth
+               + NEAR_DUP_PENALTY                       if the linking page is a near-duplicate
+               + round(QUALITY_PENALTY * (1 - q))       q = quality of the worse of the
+                                                          linking and the linked host
+               - min(INLINK_BONUS_MAX, round(INLINK_STEP * log2(1 + n)))
+                                                          n = distinct other hosts seen
+                                                          linking to the linked host
+      clamped at 0.
+
+  One level of depth is worth ``DEPTH_STEP`` = 10 points, a near-duplicate source 10
+  (a link from a near-duplicate page waits as if it were one level deeper), the worst
+  host quality 20, and in-link evidence at most 6 (a host linked from 7 other hosts
+  gains 6 points). Host quality and in-link counts come from ``policy.quality``.
+- ``quality_gap(q, gap_max)``: extra seconds between two requests to a host whose
+  quality ``q`` is below ``POOR_BELOW``: ``gap_max * (POOR_BELOW - q) / POOR_BELOW``, else
+  0. Priority orders the URLs within a host (and decides what is shed); across hosts the
+  scheduler serves whichever host politeness allows next, so this gap is how a poor host
+  gives way to good ones.
+- ``looks_like_trap(url)`` flags URLs that are very likely generated without end
+  (repeating path segments, very deep or very long URLs, calendars paging into far
+  years); such URLs are shed at admission.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from urllib.parse import urlsplit
@@ -26,9 +50,37 @@ YEARS_AHEAD = 3
 _CALENDAR_RE = re.compile(r"(?<!\d)(1[89]\d\d|2\d{3})[/-](\d{1,2})(?:[/-](\d{1,2}))?(?!\d)")
 
 
+DEPTH_STEP = 10
+NEAR_DUP_PENALTY = 10
+QUALITY_PENALTY = 20
+INLINK_STEP = 2.0
+INLINK_BONUS_MAX = 6
+POOR_BELOW = 0.5
+
+
 def priority_for(depth: int) -> int:
-    """Frontier priority of a URL found ``depth`` links away from a seed."""
+    """Depth-only frontier priority of a URL found ``depth`` links away from a seed."""
     return max(0, depth)
+
+
+def quality_priority(
+    depth: int, *, near_dup: bool = False, quality: float = 1.0, inlink_hosts: int = 0
+) -> int:
+    """The default frontier priority (see the module contract)."""
+    score = DEPTH_STEP * max(0, depth)
+    if near_dup:
+        score += NEAR_DUP_PENALTY
+    score += round(QUALITY_PENALTY * (1.0 - min(1.0, max(0.0, quality))))
+    if inlink_hosts > 0:
+        score -= min(INLINK_BONUS_MAX, round(INLINK_STEP * math.log2(1 + inlink_hosts)))
+    return max(0, score)
+
+
+def quality_gap(quality: float, gap_max: float) -> float:
+    """Extra seconds between requests to a host of this quality (see the contract)."""
+    if quality >= POOR_BELOW or gap_max <= 0:
+        return 0.0
+    return gap_max * (POOR_BELOW - max(0.0, quality)) / POOR_BELOW
 
 
 def looks_like_trap(url: str, *, current_year: int | None = None) -> bool:

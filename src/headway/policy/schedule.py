@@ -287,13 +287,21 @@ class ScheduleCore:
 
     # -- events ------------------------------------------------------------------------
     def on_fetch_done(
-        self, host: str, now: float, outcome: Outcome, *, latency: float, retry_after: float | None
+        self,
+        host: str,
+        now: float,
+        outcome: Outcome,
+        *,
+        latency: float,
+        retry_after: float | None,
+        extra_gap: float = 0.0,
     ) -> float:
-        """Feed an outcome to the host's limiter; returns the host's next ready time."""
+        """Feed an outcome to the host's limiter; returns the host's next ready time,
+        ``extra_gap`` seconds later than politeness alone asks (never earlier)."""
         lim = self.limiter(host)
         lim.on_finish(now, outcome, latency=latency, retry_after=retry_after)
         self._note(host, lim, now)
-        ready = lim.ready_at()
+        ready = lim.ready_at() + max(0.0, extra_gap)
         if host in self._busy and host not in self._held:
             self._push(host, ready)
         return ready

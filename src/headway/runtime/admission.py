@@ -17,7 +17,9 @@ from headway.policy.priority import (
     MAX_URL_LENGTH,
     looks_like_trap,
     priority_for,
+    quality_priority,
 )
+from headway.policy.quality import QualityBook
 from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
 from headway.urls.scope import Scope
@@ -48,8 +50,12 @@ class Admission:
         trap_check: bool = True,
         current_year: int | None = None,
         recent_urls: int = 50_000,
+        quality: QualityBook | None = None,
     ) -> None:
         self.scope = scope
+        #: None: depth-only priority; else the quality priority of
+        #: ``headway.policy.priority``, fed by this book.
+        self.quality = quality
         self.trap_check = trap_check
         self.current_year = current_year
         self.max_redirects = max_redirects
@@ -72,11 +78,23 @@ class Admission:
         self._hops: OrderedDict[int, int] = OrderedDict()
         self._hops_max = redirect_memory
 
-    def admit(self, urls: Iterable[str], depth: int, via: str | None) -> list[UrlEntry]:
-        """Entries for the URLs that pass scope; rejections are counted by reason."""
+    def admit(
+        self,
+        urls: Iterable[str],
+        depth: int,
+        via: str | None,
+        *,
+        near_dup: bool = False,
+    ) -> list[UrlEntry]:
+        """Entries for the URLs that pass scope; rejections are counted by reason.
+        ``near_dup``: the linking page is a near-duplicate (lowers the links' priority
+        under the quality priority)."""
         out: list[UrlEntry] = []
         check = self.scope.check
         prio = priority_for(depth)
+        book = self.quality
+        source_host = host_key(via) if book is not None and via else None
+        per_host: dict[str, int] = {}
         rejected = self.rejected
         # over the memory target: links deeper than shed_depth are dropped (not marked
         # seen, so a shallower page can still bring them in later)
@@ -99,7 +117,15 @@ class Admission:
             if self.trap_check and _maybe_trap(url) and looks_like_trap(url, current_year=year):
                 rejected["trap-suspect"] += 1
                 continue
-            out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via))
+            if book is None:
+                out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via))
+            else:
+                if source_host is not None:
+                    book.note_link(source_host, host)
+                ranked = per_host.get(host)
+                if ranked is None:
+                    ranked = per_host[host] = self._rank(book, host, source_host, depth, near_dup)
+                out.append(UrlEntry(url, host, depth, ranked, fingerprint(url), via))
             if not self._recent_on:
                 continue
             recent.add(url)
@@ -116,6 +142,17 @@ class Admission:
         again (after the frontier lost its latest admissions, e.g. a Redis restart)."""
         self._recent = set()
         self._recent_old = set()
+
+    def _rank(
+        self, book: QualityBook, host: str, source: str | None, depth: int, near_dup: bool
+    ) -> int:
+        """Priority of a link to ``host`` (``policy.priority.quality_priority``)."""
+        q = book.quality(host)
+        if source is not None:
+            q = min(q, book.quality(source))
+        return quality_priority(
+            depth, near_dup=near_dup, quality=q, inlink_hosts=book.inlink_hosts(host)
+        )
 
     def adjust_for_memory(self, over_target: bool, max_depth: int) -> None:
         """Called about once a second: over the memory target the admitted depth shrinks

@@ -89,6 +89,7 @@ async def build_node_parts(
     optout: OptOut | None,
     on_skip: SkipHook,
     clock: Callable[[], float],
+    extra_gap: Callable[[str], float] | None = None,
 ) -> NodeParts:
     s = settings
     async with AsyncExitStack() as stack:
@@ -135,6 +136,7 @@ async def build_node_parts(
             clock=clock,
             user_agent=s.identity.user_agent,
             page_budget=page_budget,
+            extra_gap=extra_gap,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()

@@ -30,8 +30,11 @@ from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_
 from headway.fetch.result import FetchResult
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.store import FrontierCounts, LeasedUrl
-from headway.parse.page import ParseTask, is_html
+from headway.parse.handlers import HEAD_BYTES, load_handlers
+from headway.parse.page import ParseTask
 from headway.policy.outcome import Outcome
+from headway.policy.priority import quality_gap
+from headway.policy.quality import QualityBook
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.robots import (
     blocked_rules,
@@ -99,6 +102,8 @@ class Node:
         self.on_snapshot = on_snapshot
         self.on_started = on_started  # called once start-up is over, before the first fetch
         self.canon = canon_options(settings)
+        self.quality = QualityBook()
+        self.handlers = load_handlers()
         self._use_seeds(self.seeds)
         self.counters = Counters()
         self.token = product_token(settings.identity.user_agent)
@@ -133,6 +138,7 @@ class Node:
             trap_check=sc.trap_check,
             recent_urls=sc.recent_urls,
             current_year=time.gmtime().tm_year,
+            quality=self.quality if self.settings.frontier.priority == "quality" else None,
         )
         self._rules = SettleRules(
             admission=self.admission,
@@ -191,8 +197,13 @@ class Node:
 
     # -- run ---------------------------------------------------------------------------
     async def run(self) -> CrawlSummary:
+        quality = self.settings.frontier.priority == "quality"
         parts = await build_node_parts(
-            self.settings, optout=self.optout, on_skip=self._on_skip, clock=self.clock
+            self.settings,
+            optout=self.optout,
+            on_skip=self._on_skip,
+            clock=self.clock,
+            extra_gap=self._quality_gap if quality else None,
         )
         try:
             return await self._run(parts)
@@ -458,9 +469,15 @@ class Node:
             url=lease.url, depth=lease.depth, lease=lease, result=res, retry_after=retry_after
         )
         ctype = res.header("Content-Type")
-        if res.outcome is Outcome.OK and is_html(ctype, res.body[:1024]):
+        handler = None
+        if res.outcome is Outcome.OK:
+            handler = self.handlers.select(ctype, res.body[:HEAD_BYTES])
+        if handler is not None:
+            work.handler = handler.name
             keep = self.settings.fetch.max_parsed
-            if len(res.body) > keep:  # parse cost is bounded: only the head is parsed
+            # parse cost is bounded: only the head of a page is parsed (other formats are
+            # bounded by their handlers' own size limits)
+            if handler.name == "html" and len(res.body) > keep:
                 work.result = dataclasses.replace(res, body=res.body[:keep])
                 c.hostile["parse-cut"] += 1
             await self.parse_stage.put(work)
@@ -524,6 +541,8 @@ class Node:
                         options=self.canon,
                         max_links=s.scope.max_links,
                         sleep_seconds=s.runtime.parse_sleep,
+                        handler=work.handler,
+                        truncated=res.truncated,
                     )
                 )
             del res
@@ -550,6 +569,8 @@ class Node:
             # a short linger fills batches: one write + flush per batch, not per page
             batch = await self.store_stage.get_batch(64, linger=STORE_LINGER)
             now = self.clock()
+            for work in batch:
+                self._judge(work)
             settlements = [
                 decide(
                     work,
@@ -570,6 +591,23 @@ class Node:
                     await self.settle_stage.put(
                         SettleItem(settlement.completion, settlement.discovered)
                     )
+
+    def _quality_gap(self, host: str) -> float:
+        return quality_gap(self.quality.quality(host), self.settings.frontier.quality_gap)
+
+    def _judge(self, work: PageWork) -> None:
+        """Near-duplicate check and host quality evidence for one fetched page."""
+        res, lease = work.result, work.lease
+        if res is None or lease is None:
+            return
+        parsed = work.parsed
+        if parsed is not None and parsed.simhash:
+            work.near_dup_of = self.quality.near_duplicate(lease.host, lease.url, parsed.simhash)
+        ok_html = parsed is not None and parsed.kind == "html" and res.outcome is Outcome.OK
+        error = res.outcome not in (Outcome.OK, Outcome.REDIRECT, Outcome.NOT_MODIFIED)
+        self.quality.observe(
+            lease.host, ok_html=ok_html, error=error, near_dup=work.near_dup_of is not None
+        )
 
     async def _settle_loop(self) -> None:
         size = self.settings.runtime.settle_batch

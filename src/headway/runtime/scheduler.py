@@ -81,8 +81,12 @@ class Scheduler:
         clock: Callable[[], float] = time.time,
         user_agent: str = "",
         page_budget: float = math.inf,
+        extra_gap: Callable[[str], float] | None = None,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
+        # seconds a host waits after a fetch on top of politeness (host quality, see
+        # policy.priority.quality_gap); never shortens a wait
+        self._extra_gap = extra_gap
         self._frontier = frontier
         self._worker = worker
         self._lease_seconds = lease_seconds
@@ -257,8 +261,9 @@ class Scheduler:
         self, host: str, now: float, outcome: Outcome, *, latency: float, retry_after: float | None
     ) -> float:
         """Feed an outcome to the host's limiter; returns the host's next ready time."""
+        extra = self._extra_gap(host) if self._extra_gap is not None else 0.0
         ready = self.core.on_fetch_done(
-            host, now, outcome, latency=latency, retry_after=retry_after
+            host, now, outcome, latency=latency, retry_after=retry_after, extra_gap=extra
         )
         self._event.set()
         return ready

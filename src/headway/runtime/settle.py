@@ -72,8 +72,15 @@ def decide(
     completion = Completion(lease.id, settle)
     admission = rules.admission
     discovered: list[UrlEntry] = []
-    if work.parsed is not None and work.parsed.links:
-        discovered = admission.admit(work.parsed.links, lease.depth + 1, lease.url)
+    parsed = work.parsed
+    if parsed is not None and (parsed.links or parsed.documents):
+        # documents (feeds a page announces, child sitemaps) are admitted like links
+        discovered = admission.admit(
+            parsed.links + parsed.documents if parsed.documents else parsed.links,
+            lease.depth + 1,
+            lease.url,
+            near_dup=work.near_dup_of is not None,
+        )
     if outcome is Outcome.REDIRECT:
         location = res.header("Location")
         target = canonicalize(location, lease.url, rules.canon) if location else None

@@ -142,6 +142,8 @@ class StoreWriter:
             lease = work.lease
             parsed = work.parsed
             error = work.parse_error or (res.error if res is not None else None)
+            if error is None and parsed is not None and parsed.refused is not None:
+                error = f"{parsed.kind} refused: {parsed.refused}"
             ctype = res.header("Content-Type") if res is not None else None
             self._log.write(
                 CrawlLogEntry(
@@ -163,6 +165,9 @@ class StoreWriter:
                     warc_offset=rec.offset if rec is not None else None,
                     via=lease.via if lease is not None else None,
                     note=work.note,
+                    simhash=f"{parsed.simhash:016x}" if parsed and parsed.simhash else None,
+                    near_dup_of=work.near_dup_of,
+                    handler=parsed.kind if parsed is not None else None,
                 )
             )
             if lease is not None:

@@ -25,6 +25,8 @@ class PageWork:
     note: str | None = None
     requeue_at: float | None = None  # for a skip that puts the URL back (robots unavailable)
     store_body: bool = True
+    handler: str = "html"  # the content handler that reads the body
+    near_dup_of: str | None = None  # an earlier page of the host with nearly the same text
 
 
 @dataclass(frozen=True, slots=True)

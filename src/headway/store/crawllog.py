@@ -41,6 +41,9 @@ class CrawlLogEntry:
     warc_offset: int | None = None
     via: str | None = None  # the page the URL was discovered on
     note: str | None = None  # e.g. "robots-disallowed", "redirect -> <url>"
+    simhash: str | None = None  # SimHash of the page's visible text, 16 hex digits
+    near_dup_of: str | None = None  # an earlier page of the host within the SimHash distance
+    handler: str | None = None  # the content handler that read the body (html, sitemap, feed)
 
 
 _FIELDS = tuple(f.name for f in fields(CrawlLogEntry))

@@ -18,12 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from headway.testing.graph import (
+    Feature,
     Kind,
     Link,
     LinkForm,
     SimWebSpec,
     kind_of,
     links_of,
+    near_dup_group,
     robots_body,
 )
 
@@ -145,7 +147,50 @@ class Renderer:
         rel = ' rel="nofollow"' if link.nofollow else ""
         return f'<a href="{href}"{rel}>{self._names[link.host]}{link.path}</a>'
 
+    def _near_dup_page(self, host: int, path: str, group: int) -> str:
+        """An article of the labelled set: the variants of one group share every word
+        but a date, an ad block or a session id."""
+        name = html.escape(self._web.host_name(host))
+        rng = random.Random(f"{self._web.seed}:{host}:nd:{group}")
+        paragraphs = [self._pool[rng.randrange(len(self._pool))] for _ in range(rng.randint(5, 8))]
+        day = 14 if path.endswith("/date") else 7
+        home = self._origins[host] + "/"
+        sid = "5e55105d" if "/sid-" in path else "a11ce000"
+        parts = [
+            f"<!DOCTYPE html>\n<html><head><title>{name} article {group}</title></head>\n",
+            f'<body><nav><a href="{home}?sid={sid}">Home</a></nav>\n<main>',
+            f"<h1>Article {group}</h1>\n<p>Published 2024-05-{day:02d}</p>\n",
+        ]
+        for i, para in enumerate(paragraphs):
+            parts.append(f"<p>{para}</p>\n")
+            if i == 1 and path.endswith("/ad"):
+                parts.append(
+                    "<aside>Sponsored: summer sale on garden furniture, up to half off, "
+                    "order today for free delivery</aside>\n"
+                )
+        parts.append(f"</main><footer>session {sid}</footer></body></html>\n")
+        return "".join(parts)
+
+    def _spam_page(self, host: int, path: str) -> str:
+        """A thin page of a spam host: the same few sentences on every page, a number,
+        and many links all with the same anchor text."""
+        name = html.escape(self._web.host_name(host))
+        links = links_of(self._web, host, path)
+        anchors = "".join(
+            f'<li><a href="{self._href(ln, host, path)}">best offer</a></li>' for ln in links
+        )
+        return (
+            f"<!DOCTYPE html>\n<html><head><title>{name} best offers</title></head>\n"
+            f"<body><h1>Best offers</h1><p>{self._pool[host % len(self._pool)]}</p>"
+            f"<p>Offer {html.escape(path)}</p><ul>{anchors}</ul></body></html>\n"
+        )
+
     def _page(self, host: int, path: str) -> str:
+        spec = self._web.spec_for(host)
+        if Feature.NEAR_DUPS in spec.features and (group := near_dup_group(path)) is not None:
+            return self._near_dup_page(host, path, group)
+        if Feature.SPAM in spec.features and path.startswith("/p/"):
+            return self._spam_page(host, path)
         name = self._web.host_name(host)
         rng = random.Random(f"{self._web.seed}:{host}:{path}:text")
         links = links_of(self._web, host, path)

@@ -39,6 +39,8 @@ class Feature(StrEnum):
     HUGE = "huge"
     PRIVATE = "private"
     RETRY_AFTER = "retry-after"
+    NEAR_DUPS = "near-dups"  # a labelled set of near-duplicate pages (see near_dup_group)
+    SPAM = "spam"  # every /p/ page is a thin near-duplicate full of links
 
 
 FEATURES = frozenset(str(f) for f in Feature)
@@ -150,7 +152,28 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     Feature.RETRY_AFTER: ("/flaky",),
 }
 
+#: Groups of the labelled near-duplicate set (``Feature.NEAR_DUPS``): group ``g`` is the
+#: article ``/nd/{g}`` and its variants that differ only by a date, an ad block or a
+#: session id; different groups are different articles.
+NEAR_DUP_GROUPS = 8
+NEAR_DUP_VARIANTS = ("", "/date", "/ad", "/sid-5e55105d")
+
+
+def near_dup_paths() -> tuple[str, ...]:
+    """Every path of the labelled near-duplicate set, group by group."""
+    return tuple(f"/nd/{g}{v}" for g in range(NEAR_DUP_GROUPS) for v in NEAR_DUP_VARIANTS)
+
+
+def near_dup_group(path: str) -> int | None:
+    """The label of a path of the near-duplicate set: its group, or None."""
+    m = _ND.fullmatch(path)
+    if m is None or int(m[1]) >= NEAR_DUP_GROUPS:
+        return None
+    return int(m[1])
+
+
 NOT_FOUND = Answer(Kind.OTHER, 404)
+_ND = re.compile(r"/nd/(0|[1-9][0-9]?)(/date|/ad|/sid-5e55105d)?")
 _PAGE = re.compile(r"/(p|r)/(0|[1-9][0-9]{0,8})")
 _CAL = re.compile(r"/cal/([0-9]{4})/([0-9]{2})")
 
@@ -168,6 +191,8 @@ def kind_of(spec: HostSpec, path: str) -> Answer:
         if Feature.REDIRECTS in spec.features:
             return Answer(Kind.REDIRECT, 301, f"/p/{m[2]}")
         return NOT_FOUND
+    if path.startswith("/nd/") and Feature.NEAR_DUPS in spec.features:
+        return Answer(Kind.HTML, 200) if near_dup_group(path) is not None else NOT_FOUND
     if path in FIXED:
         feature, answer = FIXED[path]
         return answer if feature in spec.features else NOT_FOUND
@@ -216,6 +241,8 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             links.append(Link(host, "/p/0", tracking=1))
         for feature in sorted(spec.features):
             links.extend(Link(host, p) for p in ENTRIES.get(feature, ()))
+        if Feature.NEAR_DUPS in spec.features:
+            links.extend(Link(host, p) for p in near_dup_paths())
         links.append(Link(host, "/nofollow-target", nofollow=True))
     elif path.startswith("/p/"):
         pages = spec.pages
