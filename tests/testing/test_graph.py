@@ -13,6 +13,7 @@ from headway.testing.graph import (
     expected_urls,
     kind_of,
     links_of,
+    near_dup_paths,
     robots_allows,
     robots_body,
 )
@@ -115,7 +116,7 @@ def test_expected_plain_site_is_home_and_every_page() -> None:
 def test_expected_with_all_features() -> None:
     web = SimWebSpec(hosts=1, host_spec=ALL)
     got = {u.removeprefix(url_of(0, "")) for u in expected_urls(web, url_of, [(0, "/")])}
-    extras = {"/dup/1", "/dup/2", "/dup/3", "/huge", "/flaky"}
+    extras = {"/dup/1", "/dup/2", "/dup/3", "/huge", "/flaky", *near_dup_paths()}
     assert got == {"/"} | {f"/p/{i}" for i in range(10)} | extras
 
 

@@ -158,7 +158,7 @@ class Renderer:
         sid = "5e55105d" if "/sid-" in path else "a11ce000"
         parts = [
             f"<!DOCTYPE html>\n<html><head><title>{name} article {group}</title></head>\n",
-            f'<body><nav><a href="{home}?sid={sid}">Home</a></nav>\n<main>',
+            f'<body><nav><a href="{home}">Home</a></nav>\n<main>',
             f"<h1>Article {group}</h1>\n<p>Published 2024-05-{day:02d}</p>\n",
         ]
         for i, para in enumerate(paragraphs):
