@@ -80,6 +80,11 @@ class ScopeSettings:
         min=0,
         max=10_000_000,
     )
+    sitemap_guess: bool = _opt(
+        False,
+        "also read /sitemap.xml of every host whose robots.txt names no sitemap "
+        "(sitemaps robots.txt names are always read)",
+    )
     trap_check: bool = _opt(
         True,
         "refuse URLs that look like traps (repeated path segments, very deep paths, "

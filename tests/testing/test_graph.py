@@ -117,6 +117,7 @@ def test_expected_with_all_features() -> None:
     web = SimWebSpec(hosts=1, host_spec=ALL)
     got = {u.removeprefix(url_of(0, "")) for u in expected_urls(web, url_of, [(0, "/")])}
     extras = {"/dup/1", "/dup/2", "/dup/3", "/huge", "/flaky", *near_dup_paths()}
+    extras |= {"/hidden/sitemap", "/hidden/feed"}  # through the sitemap and the feed
     assert got == {"/"} | {f"/p/{i}" for i in range(10)} | extras
 
 

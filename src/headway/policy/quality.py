@@ -7,16 +7,18 @@ Contract of ``QualityBook`` (one per node, memory bounded by its caps):
   the URL of the first earlier page at most ``max_bits`` bits away (a near-duplicate),
   else None. The page is remembered either way. ``fp`` 0 (no text) is never a
   near-duplicate of anything. The same URL fetched again is not its own duplicate.
-- ``observe(host, ok_html=..., error=..., near_dup=...)`` counts one fetch of ``host``.
+- ``observe(host, ok_html=..., error=..., near_dup=...)`` counts one fetch of ``host``
+  (the node counts answers with content or an error, not redirects or 304s).
 - ``quality(host)`` is in (0, 1], 1 for a host never seen:
 
       ok_share = (ok_html + M) / (fetches + M)
       dup_rate = near_dups / (ok_html + M)
       err_rate = errors / (fetches + M)
-      quality  = ok_share * (1 - dup_rate) * (1 - err_rate)
+      quality  = (1 + ok_share) / 2 * (1 - dup_rate) * (1 - err_rate)
 
   with ``M = PRIOR_FETCHES`` imagined perfect fetches, so that a host is not judged on
-  its first page or two.
+  its first page or two. A host of nothing but non-HTML files keeps half its quality;
+  near-duplicates and errors can take all of it.
 - ``note_link(source_host, target_host)`` records a link between two different hosts;
   ``inlink_hosts(host)`` is the number of distinct other hosts seen linking to ``host``
   (at most ``max_inlinks``).
@@ -113,7 +115,7 @@ class QualityBook:
         ok_share = (rec.ok_html + m) / (rec.fetches + m)
         dup_rate = min(1.0, rec.near_dups / (rec.ok_html + m))
         err_rate = rec.errors / (rec.fetches + m)
-        return max(1e-6, ok_share * (1.0 - dup_rate) * (1.0 - err_rate))
+        return max(1e-6, (1.0 + ok_share) / 2 * (1.0 - dup_rate) * (1.0 - err_rate))
 
     def note_link(self, source_host: str, target_host: str) -> None:
         if source_host == target_host:

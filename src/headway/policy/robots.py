@@ -21,6 +21,7 @@ Contract:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import re
@@ -91,6 +92,15 @@ class RobotsRules:
     crawl_delay: float | None = None
     _parser: Protego | None = field(default=None, compare=False, repr=False)
     _token: str = field(default="", compare=False, repr=False)
+
+    def sitemaps(self, limit: int = 16) -> tuple[str, ...]:
+        """The ``Sitemap:`` URLs the robots.txt lists (at most ``limit``, as written)."""
+        if self._parser is None:
+            return ()
+        try:
+            return tuple(itertools.islice(self._parser.sitemaps, limit))
+        except (ValueError, TypeError):
+            return ()
 
     def allowed(self, url: str) -> bool:
         """May our crawler fetch ``url`` (absolute URL, or path) under these rules?"""

@@ -24,6 +24,10 @@ from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
 from headway.urls.scope import Scope
 
+#: Documents naming documents (a sitemap index naming sitemaps naming ...) are read at
+#: most this many levels deep (the sitemap protocol itself allows 2: index, sitemap).
+MAX_DOCUMENT_NESTING = 4
+
 _YEARISH = re.compile(r"(?<!\d)(1[89]\d\d|2\d{3})[/-]")
 
 
@@ -76,6 +80,8 @@ class Admission:
         # redirect hops per target fingerprint: bounded, in memory (a chain cut short by a
         # restart only gets a fresh count, and the seen filter still stops loops).
         self._hops: OrderedDict[int, int] = OrderedDict()
+        # nesting level per admitted document fingerprint (bounded like the hops)
+        self._doc_levels: OrderedDict[int, int] = OrderedDict()
         self._hops_max = redirect_memory
 
     def admit(
@@ -165,6 +171,25 @@ class Admission:
             self.shed_depth += 1
             if self.shed_depth >= max_depth:
                 self.shed_depth = None
+
+    def admit_documents(
+        self, urls: Iterable[str], depth: int, via: str | None, via_fp: int | None
+    ) -> list[UrlEntry]:
+        """Admit documents to read with a content handler (sitemaps a robots.txt lists,
+        child sitemaps of an index, feeds a page announces). Each is one nesting level
+        below the document that named it (``via_fp``; None or an ordinary page: level
+        1); past ``MAX_DOCUMENT_NESTING`` levels they are refused as
+        ``document-nesting``."""
+        level = self._doc_levels.get(via_fp, 0) + 1 if via_fp is not None else 1
+        if level > MAX_DOCUMENT_NESTING:
+            self.rejected["document-nesting"] += sum(1 for _ in urls)
+            return []
+        entries = self.admit(urls, depth, via)
+        for e in entries:
+            self._doc_levels[e.fp] = level
+            if len(self._doc_levels) > self._hops_max:
+                self._doc_levels.popitem(last=False)
+        return entries
 
     def admit_redirect(self, target: str, source: str, depth: int) -> list[UrlEntry]:
         """Admit a redirect target; a chain longer than ``max_redirects`` is cut."""

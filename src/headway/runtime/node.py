@@ -29,14 +29,15 @@ from headway.errors import ConfigError
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
 from headway.fetch.result import FetchResult
 from headway.frontier.redis import RedisFrontier
-from headway.frontier.store import FrontierCounts, LeasedUrl
+from headway.frontier.store import FrontierCounts, LeasedUrl, UrlEntry
 from headway.parse.handlers import HEAD_BYTES, load_handlers
 from headway.parse.page import ParseTask
-from headway.policy.outcome import Outcome
+from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.robots import (
+    RobotsRules,
     blocked_rules,
     product_token,
     robots_from_response,
@@ -60,7 +61,7 @@ from headway.runtime.summary import (
 )
 from headway.runtime.work import PageWork, SettleItem
 from headway.settings import Settings
-from headway.urls.canonical import host_key
+from headway.urls.canonical import canonicalize, host_key
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
 __all__ = ["CrawlSummary", "Node"]
@@ -398,7 +399,22 @@ class Node:
         if recorded:
             return
         note = f"robots.txt {rules.kind.value}"
-        await self._to_store(PageWork(url=url, depth=0, lease=None, result=res, note=note))
+        sitemaps = tuple(self._robots_sitemaps(job, rules))
+        work = PageWork(url=url, depth=0, lease=None, result=res, note=note, documents=sitemaps)
+        await self._to_store(work)
+
+    def _robots_sitemaps(self, job: RobotsJob, rules: RobotsRules) -> list[UrlEntry]:
+        """Sitemaps a host's robots.txt lists (and its /sitemap.xml when
+        ``sitemap_guess`` asks and it lists none), admitted like links (scope, opt-out,
+        budgets; robots.txt is checked before they are fetched)."""
+        found = [canonicalize(u, job.url, self.canon) for u in rules.sitemaps()]
+        urls = [u for u in found if u is not None]
+        if not urls and self.settings.scope.sitemap_guess:
+            scheme = job.url.split(":", 1)[0]
+            urls = [f"{scheme}://{job.host}/sitemap.xml"]
+        if not urls:
+            return []
+        return self.admission.admit_documents(urls, 1, job.url, None)
 
     async def _robots_hop(self, url: str, job_host: str) -> FetchResult:
         """One request of a robots.txt fetch, counted against the limiter of its host."""
@@ -585,7 +601,10 @@ class Node:
                 work.note = settlement.note  # what the crawl log says
             await self.store.write(batch)
             for settlement in settlements:
-                if settlement.completion is None:
+                if settlement.completion is None and settlement.discovered:
+                    # a robots.txt answer naming sitemaps: they are admitted by settling
+                    await self.settle_stage.put(SettleItem(None, settlement.discovered))
+                elif settlement.completion is None:
                     self._pipeline -= 1  # a robots.txt answer: done once written
                 else:
                     await self.settle_stage.put(
@@ -603,8 +622,10 @@ class Node:
         parsed = work.parsed
         if parsed is not None and parsed.simhash:
             work.near_dup_of = self.quality.near_duplicate(lease.host, lease.url, parsed.simhash)
+        if res.outcome in (Outcome.REDIRECT, Outcome.NOT_MODIFIED) or res.outcome in PUSHBACK:
+            return  # no content, or pushback (the politeness limiter's business)
         ok_html = parsed is not None and parsed.kind == "html" and res.outcome is Outcome.OK
-        error = res.outcome not in (Outcome.OK, Outcome.REDIRECT, Outcome.NOT_MODIFIED)
+        error = res.outcome is not Outcome.OK
         self.quality.observe(
             lease.host, ok_html=ok_html, error=error, near_dup=work.near_dup_of is not None
         )

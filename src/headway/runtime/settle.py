@@ -29,7 +29,7 @@ class SettleRules:
 @dataclass(frozen=True, slots=True)
 class Settlement:
     """How one item ends in the frontier: ``completion`` None for a robots.txt answer
-    (nothing to settle); ``discovered`` the links it admits; ``note`` what the crawl log
+    (nothing to settle, but the sitemaps it names are admitted); ``discovered`` the links it admits; ``note`` what the crawl log
     says about it."""
 
     completion: Completion | None
@@ -49,7 +49,7 @@ def decide(
     lease = work.lease
     note = work.note
     if lease is None:
-        return Settlement(None, note=note)
+        return Settlement(None, work.documents, note=note)
     res = work.result
     if res is None:
         if work.requeue_at is not None:
@@ -73,13 +73,14 @@ def decide(
     admission = rules.admission
     discovered: list[UrlEntry] = []
     parsed = work.parsed
-    if parsed is not None and (parsed.links or parsed.documents):
-        # documents (feeds a page announces, child sitemaps) are admitted like links
+    if parsed is not None and parsed.links:
         discovered = admission.admit(
-            parsed.links + parsed.documents if parsed.documents else parsed.links,
-            lease.depth + 1,
-            lease.url,
-            near_dup=work.near_dup_of is not None,
+            parsed.links, lease.depth + 1, lease.url, near_dup=work.near_dup_of is not None
+        )
+    if parsed is not None and parsed.documents:
+        # feeds a page announces, child sitemaps of an index: nesting is capped
+        discovered += admission.admit_documents(
+            parsed.documents, lease.depth + 1, lease.url, lease.fp
         )
     if outcome is Outcome.REDIRECT:
         location = res.header("Location")

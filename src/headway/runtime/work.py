@@ -27,6 +27,7 @@ class PageWork:
     store_body: bool = True
     handler: str = "html"  # the content handler that reads the body
     near_dup_of: str | None = None  # an earlier page of the host with nearly the same text
+    documents: tuple[UrlEntry, ...] = ()  # sitemaps a robots.txt answer names, admitted
 
 
 @dataclass(frozen=True, slots=True)

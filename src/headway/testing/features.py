@@ -9,6 +9,7 @@ Replies are cached in a bounded LRU, so memory stays flat however many pages are
 
 from __future__ import annotations
 
+import functools
 import gzip
 import html
 import json
@@ -18,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from headway.testing.graph import (
+    SITEMAP_LINKS,
+    SITEMAP_PATHS,
     Feature,
     Kind,
     Link,
@@ -40,6 +43,22 @@ _TEXT = (
     "garnet heron inlet jasper knoll ledger mosaic nimbus opal pebble quill reef sierra"
 )
 _WORDS = tuple(_TEXT.split())
+
+
+_ENTITY_BOMB = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE urlset [\n <!ENTITY a "aaaaaaaaaa">\n'
+    + b"".join(
+        f' <!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">\n'.encode() for i in range(8)
+    )
+    + b"]>\n<urlset><url><loc>http://x/&i;</loc></url></urlset>\n"
+)
+
+
+@functools.cache
+def _gzip_bomb() -> bytes:
+    """A gzipped sitemap of about 60 KB that inflates past the 50 MB limit."""
+    body = b"<urlset>" + b" " * (51 * 1024 * 1024) + b"</urlset>"
+    return gzip.compress(body, compresslevel=9, mtime=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +117,14 @@ class Renderer:
                 return Reply(404, "text/plain", b"no robots.txt\n")
             if not 200 <= spec.robots_status < 300:
                 return Reply(spec.robots_status, "text/plain", b"robots.txt unavailable\n")
+            if Feature.SITEMAPS in spec.features:
+                body += f"Sitemap: {self._origins[host]}/sitemap.xml\n"
             return Reply(spec.robots_status, "text/plain; charset=utf-8", body.encode())
         answer = kind_of(spec, path)
+        if Feature.SITEMAPS in spec.features and path in SITEMAP_PATHS:
+            document = self._document(host, path)
+            if document is not None:
+                return document
         if answer.kind is Kind.REDIRECT and answer.target is not None:
             location = answer.target
             if path.startswith("/r/") and int(path[3:]) % 2 == 0:
@@ -108,6 +133,39 @@ class Renderer:
         if answer.kind is Kind.OTHER:
             return self._other(path, answer.status)
         return Reply(200, HTML_TYPE, self._page(host, path).encode(), html=True)
+
+    def _document(self, host: int, path: str) -> Reply | None:
+        """The sitemaps and the feed of ``Feature.SITEMAPS`` (None: an HTML page)."""
+        origin = self._origins[host]
+        ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        if path == "/sitemap.xml":
+            entries = "".join(
+                f"<sitemap><loc>{origin}{p}</loc><lastmod>2024-05-01</lastmod></sitemap>"
+                for p in SITEMAP_LINKS[path]
+            )
+            body = f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex {ns}>{entries}'
+            return Reply(200, "application/xml", (body + "</sitemapindex>\n").encode())
+        if path == "/sitemap-pages.xml.gz":
+            urls = "".join(
+                f"<url><loc>{origin}{p}</loc><changefreq>daily</changefreq></url>"
+                for p in SITEMAP_LINKS[path]
+            )
+            urls += "<url><loc>http://outside.example/page</loc></url>"
+            body = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset {ns}>{urls}</urlset>\n'
+            return Reply(200, "application/x-gzip", gzip.compress(body.encode(), mtime=0))
+        if path == "/feed.xml":
+            items = "".join(
+                f"<item><title>{p}</title><link>{origin}{p}</link>"
+                "<pubDate>Wed, 01 May 2024 10:00:00 GMT</pubDate></item>"
+                for p in SITEMAP_LINKS[path]
+            )
+            body = f'<?xml version="1.0"?>\n<rss version="2.0"><channel>{items}</channel></rss>\n'
+            return Reply(200, "application/rss+xml", body.encode())
+        if path == "/sitemap-bomb.xml":
+            return Reply(200, "application/xml", _ENTITY_BOMB)
+        if path == "/sitemap-big.xml.gz":
+            return Reply(200, "application/x-gzip", _gzip_bomb())
+        return None
 
     def _other(self, path: str, status: int) -> Reply:
         if status == 200 and path == "/file.pdf":
@@ -193,7 +251,13 @@ class Renderer:
             return self._spam_page(host, path)
         name = self._web.host_name(host)
         rng = random.Random(f"{self._web.seed}:{host}:{path}:text")
-        links = links_of(self._web, host, path)
+        all_links = links_of(self._web, host, path)
+        feeds = "".join(
+            f'<link rel="alternate" type="application/rss+xml" href="{ln.path}">\n'
+            for ln in all_links
+            if ln.feed
+        )
+        links = tuple(ln for ln in all_links if not ln.feed)
         nav, rest = (links[0], links[1:]) if path != "/" else (None, links)
         if path.startswith("/dup/"):
             rng = random.Random(f"{self._web.seed}:{host}:dup")
@@ -206,7 +270,7 @@ class Renderer:
             size += len(paragraphs[-1]) + 1
         title = html.escape(f"{name} {path}" if not path.startswith("/dup/") else f"{name} dup")
         out = [
-            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' + feeds,
             f'<title>{title}</title>\n</head>\n<body>\n<a id="top"></a>\n<header><nav>',
             self._anchor(nav, host, path).replace(f">{name}/<", ">Home<") if nav else "Home",
             f"</nav></header>\n<main>\n<h1>{title}</h1>\n",

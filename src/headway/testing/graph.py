@@ -41,6 +41,7 @@ class Feature(StrEnum):
     RETRY_AFTER = "retry-after"
     NEAR_DUPS = "near-dups"  # a labelled set of near-duplicate pages (see near_dup_group)
     SPAM = "spam"  # every /p/ page is a thin near-duplicate full of links
+    SITEMAPS = "sitemaps"  # robots.txt names a sitemap index; the home page a feed
 
 
 FEATURES = frozenset(str(f) for f in Feature)
@@ -104,6 +105,7 @@ class Link:
     fragment: bool = False
     tracking: int = 0  # 0: none; 1, 2: two orderings of utm_source/utm_medium
     nofollow: bool = False
+    feed: bool = False  # announced as <link rel=alternate type=application/rss+xml>
 
 
 class Kind(StrEnum):
@@ -114,6 +116,7 @@ class Kind(StrEnum):
     TRAP = "trap"  # 200 text/html, endless calendar, never expected
     NOFOLLOW = "nofollow"  # 200 text/html, expected only if linked normally
     OTHER = "other"  # errors, non-HTML, unknown paths
+    DOCUMENT = "document"  # 200 sitemap or feed: read for its links, not a page
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +176,26 @@ def near_dup_group(path: str) -> int | None:
 
 
 NOT_FOUND = Answer(Kind.OTHER, 404)
+
+#: ``Feature.SITEMAPS``: robots.txt names ``/sitemap.xml``, an index of a gzipped sitemap
+#: (listing ``/hidden/sitemap``, linked from nowhere else, the robots-disallowed
+#: ``/private/2`` and a URL of a host out of any scope), an entity bomb and a gzip
+#: bomb (over 50 MB inflated); the home page announces ``/feed.xml``, an RSS feed
+#: listing ``/hidden/feed``.
+SITEMAP_PATHS: dict[str, Answer] = {
+    "/sitemap.xml": Answer(Kind.DOCUMENT, 200),
+    "/sitemap-pages.xml.gz": Answer(Kind.DOCUMENT, 200),
+    "/feed.xml": Answer(Kind.DOCUMENT, 200),
+    "/sitemap-bomb.xml": Answer(Kind.OTHER, 200),
+    "/sitemap-big.xml.gz": Answer(Kind.OTHER, 200),
+    "/hidden/sitemap": Answer(Kind.HTML, 200),
+    "/hidden/feed": Answer(Kind.HTML, 200),
+}
+SITEMAP_LINKS: dict[str, tuple[str, ...]] = {
+    "/sitemap.xml": ("/sitemap-pages.xml.gz", "/sitemap-bomb.xml", "/sitemap-big.xml.gz"),
+    "/sitemap-pages.xml.gz": ("/hidden/sitemap", "/private/2"),
+    "/feed.xml": ("/hidden/feed",),
+}
 _ND = re.compile(r"/nd/(0|[1-9][0-9]?)(/date|/ad|/sid-5e55105d)?")
 _PAGE = re.compile(r"/(p|r)/(0|[1-9][0-9]{0,8})")
 _CAL = re.compile(r"/cal/([0-9]{4})/([0-9]{2})")
@@ -191,6 +214,8 @@ def kind_of(spec: HostSpec, path: str) -> Answer:
         if Feature.REDIRECTS in spec.features:
             return Answer(Kind.REDIRECT, 301, f"/p/{m[2]}")
         return NOT_FOUND
+    if path in SITEMAP_PATHS and Feature.SITEMAPS in spec.features:
+        return SITEMAP_PATHS[path]
     if path.startswith("/nd/") and Feature.NEAR_DUPS in spec.features:
         return Answer(Kind.HTML, 200) if near_dup_group(path) is not None else NOT_FOUND
     if path in FIXED:
@@ -243,7 +268,11 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             links.extend(Link(host, p) for p in ENTRIES.get(feature, ()))
         if Feature.NEAR_DUPS in spec.features:
             links.extend(Link(host, p) for p in near_dup_paths())
+        if Feature.SITEMAPS in spec.features:
+            links.append(Link(host, "/feed.xml", feed=True))
         links.append(Link(host, "/nofollow-target", nofollow=True))
+    elif path in SITEMAP_LINKS and Feature.SITEMAPS in spec.features:
+        links = [Link(host, p) for p in SITEMAP_LINKS[path]]
     elif path.startswith("/p/"):
         pages = spec.pages
         links.append(local(f"/p/{(int(path[3:]) + 1) % pages}"))
@@ -314,10 +343,20 @@ def expected_urls(
         url = url_of(host, path)
         if (in_scope is not None and not in_scope(url)) or not allows[host](url, user_agent_token):
             continue
-        answer = kind_of(web.spec_for(host), path)
+        spec = web.spec_for(host)
+        answer = kind_of(spec, path)
         nxt: list[tuple[int, str]] = []
+        if (
+            Feature.SITEMAPS in spec.features
+            and robots_body(spec) is not None
+            and 200 <= spec.robots_status < 300
+            and (host, "/sitemap.xml") not in seen
+        ):
+            nxt.append((host, "/sitemap.xml"))  # named by robots.txt
         if answer.kind is Kind.REDIRECT and answer.target is not None:
             nxt.append((host, answer.target))
+        elif answer.kind is Kind.DOCUMENT:
+            nxt.extend((ln.host, ln.path) for ln in links_of(web, host, path))
         elif answer.kind in (Kind.HTML, Kind.NOFOLLOW):
             found.add(url)
             nxt.extend((ln.host, ln.path) for ln in links_of(web, host, path) if not ln.nofollow)
