@@ -192,9 +192,9 @@ class FrontierSettings:
         choices=("quality", "depth"),
     )
     quality_gap: float = _opt(
-        30.0,
+        0.0,
         "under --priority quality, a host of quality below 0.5 waits up to this many "
-        "extra seconds between requests (0: never)",
+        "extra seconds between requests (0: off; see docs/priority.md)",
         min=0,
         max=86400,
     )
