@@ -19,8 +19,8 @@ from headway.testing.graph import FEATURES
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec, serve
 from tests.testing.simclient import TIMEOUT, session
 
-# (spam pages have a body of their own, tested in tests/integration/test_quality.py)
-ALL = HostSpec(pages=12, features=FEATURES - {"spam"}, crawl_delay=2, gzip=True)
+# (spam pages and sitemaps: tests/integration/test_quality.py and test_sitemaps.py)
+ALL = HostSpec(pages=12, features=FEATURES - {"spam", "sitemaps"}, crawl_delay=2, gzip=True)
 
 
 @pytest.fixture
