@@ -29,8 +29,8 @@ class SettleRules:
 @dataclass(frozen=True, slots=True)
 class Settlement:
     """How one item ends in the frontier: ``completion`` None for a robots.txt answer
-    (nothing to settle, but the sitemaps it names are admitted); ``discovered`` the links it admits; ``note`` what the crawl log
-    says about it."""
+    (nothing to settle, but the sitemaps it names are admitted); ``discovered`` the links
+    it admits; ``note`` what the crawl log says about it."""
 
     completion: Completion | None
     discovered: tuple[UrlEntry, ...] = ()
