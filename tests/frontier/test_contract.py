@@ -305,6 +305,40 @@ def test_release_own_leases_leaves_other_nodes_leases(open_store: OpenStore) -> 
     assert a.counts().leased == 3
 
 
+def test_extend_leases_keeps_own_leases_alive(store: FrontierStore) -> None:
+    store.add([entry(u) for u in urls("a.test", 4)], now=0)
+    leased = lease(store, "a.test", 4, now=0, lease_seconds=10)
+    first, second, third, fourth = (u.id for u in leased)
+    store.complete([Completion(fourth, Settle.DONE)], [], now=1)
+    # the settled one and an unknown id are not extended
+    assert store.extend_leases([first, second, fourth, 10**12], now=8, lease_seconds=10) == 2
+    assert store.extend_leases([], now=8, lease_seconds=10) == 0
+    # only the lease that was not extended expires at 10
+    assert store.reclaim_expired(now=11) == 1
+    assert store.extend_leases([third], now=11, lease_seconds=10) == 0  # reclaimed
+    assert store.reclaim_expired(now=18) == 0
+    assert store.reclaim_expired(now=18.5) == 2
+    c = store.counts()
+    assert (c.queued, c.leased, c.done) == (3, 0, 1)
+
+
+def test_extend_leases_leaves_other_nodes_leases(open_store: OpenStore) -> None:
+    a = open_store(node_id="node-a")
+    a.add([entry(u) for u in urls("a.test", 2)], now=0)
+    a_ids = [u.id for u in lease(a, "a.test", 2, now=0, lease_seconds=10)]
+    a.close()
+    b = open_store(node_id="node-b")
+    assert b.extend_leases(a_ids, now=5, lease_seconds=100) == 0
+    assert b.reclaim_expired(now=11) == 2
+    b_ids = [u.id for u in lease(b, "a.test", 2, now=11, lease_seconds=10)]
+    assert sorted(b_ids) == sorted(a_ids)
+    b.close()
+    a = open_store(node_id="node-a")
+    # a's old leases were reclaimed and taken by b: a cannot extend b's leases
+    assert a.extend_leases(a_ids, now=12, lease_seconds=100) == 0
+    assert a.reclaim_expired(now=22) == 2
+
+
 # -- payload digests and host state (shared by the nodes of a crawl) -----------------
 
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -95,8 +96,12 @@ class Nodes:
         self.seeds.write_text("\n".join(web.seeds()) + "\n")
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
-    def start(self, name: str, *, seeds: bool = True) -> subprocess.Popen[bytes]:
-        argv = node_argv(self.store, self.crawl, self.tmp / name, self.seeds if seeds else None)
+    def start(
+        self, name: str, *, seeds: bool = True, extra: Sequence[str] = ()
+    ) -> subprocess.Popen[bytes]:
+        argv = node_argv(
+            self.store, self.crawl, self.tmp / name, self.seeds if seeds else None, *extra
+        )
         err = (self.tmp / f"{name}.err").open("wb")
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         self.procs[name] = proc

@@ -434,6 +434,18 @@ class SqliteFrontier:
                 )
         return out
 
+    def extend_leases(self, ids: Sequence[int], now: float, lease_seconds: float) -> int:
+        if not ids:
+            return 0
+        expires = now + lease_seconds
+        with self._tx() as tx:
+            cur = tx.conn.executemany(
+                f"UPDATE urls SET lease_expires = ? WHERE id = ? AND state = {LEASED}"
+                " AND owner = ?",
+                [(expires, i, self._node_id) for i in ids],
+            )
+            return cur.rowcount
+
     def drop_host(self, host: str, reason: str) -> int:
         with self._tx() as tx:
             self._hosts_named(tx, (host,), create=False)

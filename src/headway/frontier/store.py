@@ -9,6 +9,9 @@ Contract shared by every backend (the contract suite in ``tests/frontier`` check
 - Life of an admitted URL: QUEUED -> LEASED -> DONE | FAILED, or back to QUEUED on
   RETRY / REQUEUE, on an expired lease (``reclaim_expired``, any node's), on
   ``release_own_leases`` (this node's), or on DONE with ``revisit_at`` (a recrawl).
+- A node keeps the leases of URLs still in its pipeline alive with ``extend_leases``
+  (a heartbeat); a lease it no longer holds (settled, reclaimed, leased by another node)
+  is never extended, so a lease only outlives its expiry while its node is alive.
 - Scheduling scope: ``ready_hosts`` and ``next_ready_time`` list only hosts this node may
   schedule (SQLite: every host; a shared backend: the hosts of the shards it holds).
 - Payload digests (``find_payloads``/``put_payloads``) and per-host state
@@ -184,6 +187,12 @@ class FrontierStore(Protocol):
         best priority then oldest first, LEASED to this node until now + lease_seconds.
         One transaction (one round trip) for the whole batch; results grouped by host in
         the order of ``wants``."""
+        ...
+
+    def extend_leases(self, ids: Sequence[int], now: float, lease_seconds: float) -> int:
+        """Move the expiry of each of ``ids`` still LEASED by this node to
+        now + lease_seconds; other ids (settled, reclaimed, another node's, unknown) are
+        left alone. One transaction (one round trip); returns how many were extended."""
         ...
 
     def drop_host(self, host: str, reason: str) -> int:

@@ -25,6 +25,7 @@ from headway.frontier.store import FrontierStore
 from headway.policy.robots import RobotsCache
 from headway.runtime.components import host_limit_params
 from headway.runtime.crawldir import CrawlDir, CrawlPaths
+from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
 from headway.runtime.parsepool import ParsePool
 from headway.runtime.scheduler import Scheduler, SkipHook
@@ -54,6 +55,7 @@ class NodeParts:
     frontier: FrontierStore
     store: StoreWriter
     scheduler: Scheduler
+    leases: LeaseBook  # the leases the node holds (taken by the scheduler)
     parse_stage: Stage[PageWork]
     store_stage: Stage[PageWork]
     settle_stage: Stage[SettleItem]
@@ -137,6 +139,7 @@ async def build_node_parts(
             user_agent=s.identity.user_agent,
             page_budget=page_budget,
             extra_gap=extra_gap,
+            leases=LeaseBook(),
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()
@@ -157,6 +160,7 @@ async def build_node_parts(
             frontier=frontier,
             store=store,
             scheduler=scheduler,
+            leases=scheduler.leases,
             parse_stage=Stage(
                 "parse-queue",
                 s.runtime.parse_queue,

@@ -49,6 +49,7 @@ from headway.runtime.components import (
     retry_params,
 )
 from headway.runtime.factory import PARSE_BATCH, NodeParts, build_node_parts
+from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.metrics import Counters, Snapshot
 from headway.runtime.scheduler import PageJob, RobotsJob
 from headway.runtime.settle import SettleRules, decide
@@ -220,6 +221,7 @@ class Node:
         self.frontier = parts.frontier
         self.store = parts.store
         self.scheduler = parts.scheduler
+        self.leases = parts.leases
         self.parse_stage = parts.parse_stage
         self.store_stage = parts.store_stage
         self.settle_stage = parts.settle_stage
@@ -279,6 +281,7 @@ class Node:
             helpers.append(tg.create_task(self._store_loop()))
             helpers.append(tg.create_task(self._settle_loop()))
             helpers.append(tg.create_task(self._monitor()))
+            helpers.append(tg.create_task(self._extend_leases()))
             helpers.append(tg.create_task(self.scheduler.run()))
             await self._stopped.wait()
             self.scheduler.stop()
@@ -312,6 +315,7 @@ class Node:
         try:
             await self.scheduler.save_waits()
             await self.fw.call(self.frontier.release_own_leases)
+            self.leases.clear()
         finally:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
             await self.store.close()
@@ -640,16 +644,31 @@ class Node:
                 self.frontier.complete, completions, discovered, self.clock()
             )
             crashpoints.reached(CrashPoint.SETTLED)
+            self.leases.drop(c.id for c in completions)
             self._pipeline -= len(items)
             if result.added:
                 self.scheduler.wake()
+
+    async def _extend_leases(self) -> None:
+        """The lease heartbeat: every quarter of a lease, the leases of every URL this
+        node still holds (waiting for a slot, a parser, the store or settling) are
+        extended by a whole lease, in one frontier call."""
+        lease_seconds = lease_seconds_of(self.settings)
+        while True:
+            await asyncio.sleep(lease_seconds / 4)
+            ids = self.leases.ids()
+            if ids:
+                extended = await self.fw.call(
+                    self.frontier.extend_leases, ids, self.clock(), lease_seconds
+                )
+                self.leases.record_beat(extended)
 
     async def _monitor(self) -> None:
         s = self.settings
         last_metrics = 0.0
         last_memory_check = 0.0
         last_sweep = time.monotonic()
-        lease_seconds = s.fetch.total_timeout + s.frontier.lease_margin
+        lease_seconds = lease_seconds_of(s)
         resume_file = self.paths.root / "resume"
         restarts = 0
         while True:

@@ -46,6 +46,7 @@ from headway.policy.schedule import (
     Skip,
     Wait,
 )
+from headway.runtime.leases import LeaseBook
 from headway.runtime.worker import ThreadWorker
 from headway.urls.scope import OptOut
 
@@ -82,6 +83,7 @@ class Scheduler:
         user_agent: str = "",
         page_budget: float = math.inf,
         extra_gap: Callable[[str], float] | None = None,
+        leases: LeaseBook | None = None,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
         # seconds a host waits after a fetch on top of politeness (host quality, see
@@ -91,6 +93,7 @@ class Scheduler:
         self._worker = worker
         self._lease_seconds = lease_seconds
         self._on_skip = on_skip
+        self.leases = leases if leases is not None else LeaseBook()  # held until settled
         self.robots_ttl = robots_ttl
         params = ScheduleParams(
             limits=limits,
@@ -209,6 +212,7 @@ class Scheduler:
             leased = await self._worker.call(
                 self._frontier.lease_many, list(d.wants), now, self._lease_seconds
             )
+            self.leases.hold(leased)
             self.core.offer_leases(d.wants, leased, now)
         elif isinstance(d, Refill):
             await self._refill(now, d)

@@ -550,6 +550,26 @@ class RedisFrontier:
         found = [(s, m) for s, rows in enumerate(self._retry(expired)) for m in rows][:limit]
         return self._requeue(found, bound=repr(float(now)))
 
+    def extend_leases(self, ids: Sequence[int], now: float, lease_seconds: float) -> int:
+        self._check_open()
+        if not ids:
+            return 0
+        expires = now + lease_seconds
+        suffix = "|" + self._node
+
+        def extend() -> list[Any]:
+            # XX: only a member that exists (this node's lease) gets the new score; a
+            # lease reclaimed or taken by another node has another member and stays as is
+            by_shard: dict[int, dict[str, float]] = {}
+            for i in ids:
+                by_shard.setdefault(i % self.shards, {})[member(i) + suffix] = expires
+            pipe = self._client.pipeline(transaction=False)
+            for s, members in by_shard.items():
+                pipe.zadd(self.keys.shard(s, "leases"), members, xx=True, ch=True)
+            return list(pipe.execute())
+
+        return sum(int(n) for n in self._retry(extend))
+
     def release_own_leases(self) -> int:
         self._check_open()
 
