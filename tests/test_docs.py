@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
-import inspect
 import re
-import textwrap
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from headway.cli import main
-from headway.runtime.metrics import SnapshotCollector
-from headway.runtime.snapshot import build_snapshot
+from headway.frontier.store import FrontierCounts
+from headway.runtime.metrics import StatsCollector
+from headway.runtime.stage import StageStats
+from headway.runtime.stats import (
+    AdmissionStats,
+    FetchStats,
+    HostRow,
+    LeaseStats,
+    NodeStats,
+    SchedulerStats,
+    StoreStats,
+)
 from headway.settings import KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,100 +65,65 @@ def test_every_crawl_flag_is_documented(capsys: pytest.CaptureFixture[str]) -> N
     assert not missing, f"flags of `headway crawl --help` missing from docs/settings.md: {missing}"
 
 
-def _sample_snapshot() -> dict[str, Any]:
-    """A snapshot shaped like ``build_snapshot`` of a busy crawl."""
-    stage = {
-        "depth": 3,
-        "capacity": 10,
-        "oldest_age": 0.5,
-        "blocked_puts": 2,
-        "bytes": 40_000,
-        "max_bytes": 67_108_864,
-    }
-    return {
-        "time": 1_700_000_000.0,
-        "elapsed": 12.5,
-        "fetches": 120,
-        "requests": 130,
-        "bytes": 1_234_567,
-        "retries": 4,
-        "robots_fetches": 6,
-        "retry_ratio": 4 / 130,
-        "errors": 5,
-        "outcomes": {"ok": 110, "client_error": 5, "timeout": 3, "throttled": 2},
-        "pages_per_second": 9.5,
-        "bytes_per_second": 98_000.0,
-        "in_flight": 7,
-        "pipeline": 12,
-        "stages": [{"name": name, **stage} for name in ("parse-queue", "parse", "store", "settle")],
-        "admission_rejected": {"out-of-scope": 40, "too-deep": 2},
-        "admission_known": 1200,
-        "hostile": {"credentials-stripped": 2, "blocked-host": 1},
-        "shed": {"host-budget": 3, "frontier-full": 0},
-        "frontier": {
-            "queued": 500,
-            "leased": 7,
-            "done": 115,
-            "failed": 5,
-            "seen": 627,
-            "hosts_queued": 6,
-        },
-        "hosts": {"known": 6, "active": 4, "ready": 1, "parked": 1},
-        "throttled_hosts": [
-            {
-                "host": "site1.sim:8300",
-                "in_flight": 1,
-                "limit": 1.0,
-                "gap": 4.0,
-                "retry_ratio": 0.25,
-                "health": 0.6,
-            }
-        ],
-        "paused": False,
-        "software": "headway/0.1.0",
-    }
+def _sample_stats() -> NodeStats:
+    """The statistics of a busy crawl, every part filled in."""
+    return NodeStats(
+        time=1_700_000_000.0,
+        elapsed=12.5,
+        pipeline=12,
+        fetch=FetchStats(
+            fetches=120,
+            requests=130,
+            bytes=1_234_567,
+            retries=4,
+            robots_fetches=6,
+            outcomes={"ok": 110, "client_error": 5, "timeout": 3, "throttled": 2},
+            hostile={"credentials-stripped": 2, "blocked-host": 1},
+            in_flight=7,
+            pages_per_second=9.5,
+            bytes_per_second=98_000.0,
+        ),
+        stages=tuple(
+            StageStats(name, 3, 10, 0.5, 40, 2, 40_000, 67_108_864)
+            for name in ("parse-queue", "parse", "store", "settle")
+        ),
+        admission=AdmissionStats({"out-of-scope": 40, "too-deep": 2}, 1200),
+        frontier=FrontierCounts(500, 7, 115, 5, 627, 6, {"host-budget": 3, "frontier-full": 0}),
+        scheduler=SchedulerStats(
+            known=6,
+            active=4,
+            ready=1,
+            parked=1,
+            paused=False,
+            throttled=(HostRow("site1.sim:8300", 1, 1.0, 4.0, 0.25, 0.6),),
+        ),
+        store=StoreStats(warc_files=1, records=250, bytes=900_000, revisits=3),
+        leases=LeaseStats(held=19, beats=4, extended=60),
+        software="headway/0.1.0",
+    )
 
 
-def _snapshot_source() -> ast.Module:
-    return ast.parse(textwrap.dedent(inspect.getsource(build_snapshot)))
+#: JSON objects whose keys are values (outcomes, reasons), not field names.
+_VALUE_KEYED = {"outcomes", "admission_rejected", "hostile", "shed"}
 
 
-def _snapshot_keys_in_code() -> set[str]:
-    """Every string key of the dict literals that ``build_snapshot`` builds."""
+def _json_keys(obj: object) -> set[str]:
+    """Every field name in a JSON value, nested objects and lists of objects included."""
     keys: set[str] = set()
-    for node in ast.walk(_snapshot_source()):
-        if isinstance(node, ast.Dict):
-            for k in node.keys:
-                if isinstance(k, ast.Constant) and isinstance(k.value, str):
-                    keys.add(k.value)
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            keys.add(k)
+            if k not in _VALUE_KEYED:
+                keys |= _json_keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            keys |= _json_keys(v)
     return keys
 
 
-def _top_level_snapshot_keys() -> set[str]:
-    """The keys of the dict ``build_snapshot`` returns."""
-    for node in ast.walk(_snapshot_source()):
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
-            return {
-                k.value
-                for k in node.value.keys
-                if isinstance(k, ast.Constant) and isinstance(k.value, str)
-            }
-    raise AssertionError("build_snapshot no longer returns a dict literal")
-
-
-def test_sample_snapshot_has_the_shape_the_node_builds() -> None:
-    assert set(_sample_snapshot()) == _top_level_snapshot_keys()
-    keys = _snapshot_keys_in_code()
-    sample = _sample_snapshot()
-    for key in ("hosts", "frontier"):
-        assert set(sample[key]) <= keys
-    assert set(sample["stages"][0]) <= keys
-    assert set(sample["throttled_hosts"][0]) <= keys
-
-
 def test_every_exported_metric_and_label_is_documented() -> None:
-    collector = SnapshotCollector()
-    collector.update(_sample_snapshot())
+    collector = StatsCollector()
+    collector.update(_sample_stats())
     registry = CollectorRegistry()
     registry.register(collector)
     exposition = generate_latest(registry).decode()
@@ -168,9 +139,11 @@ def test_every_exported_metric_and_label_is_documented() -> None:
     assert not missing_labels, f"labels missing from docs/metrics.md: {missing_labels}"
 
 
-def test_every_snapshot_key_is_documented() -> None:
+def test_every_metrics_json_key_is_documented() -> None:
+    keys = _json_keys(_sample_stats().to_json())
+    assert {"fetches", "stages", "oldest_age", "throttled_hosts", "health", "leases"} <= keys
     doc = (DOCS / "metrics.md").read_text(encoding="utf-8")
-    missing = sorted(k for k in _snapshot_keys_in_code() if f"`{k}`" not in doc)
+    missing = sorted(k for k in keys if f"`{k}`" not in doc)
     assert not missing, f"metrics.jsonl keys missing from docs/metrics.md: {missing}"
 
 

@@ -331,7 +331,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
     from headway.runtime.progress import Progress
 
     progress = Progress(enabled=not settings.output.quiet)
-    node = Node(settings, seeds, optout=optout, on_snapshot=progress.update)
+    node = Node(settings, seeds, optout=optout, on_stats=progress.update)
     loop = asyncio.get_running_loop()
     interrupts = 0
 

@@ -337,12 +337,16 @@ def test_status_of_a_shared_crawl_and_a_masked_password(
             nodes.start("b", seeds=False)
             deadline = time.monotonic() + 30
             rows: list[dict[str, Any]] = []
-            while len(rows) < 2 and time.monotonic() < deadline:
+            while time.monotonic() < deadline:
                 rc, st, err = status_json("--store", redis_server.url, "--crawl-id", nodes.crawl)
                 if rc == 0:  # (before the first node has created the crawl: an error)
                     rows = st["nodes"]
+                if len(rows) == 2 and all(r["software"] for r in rows):
+                    break  # both have published their statistics
                 time.sleep(0.2)
             assert len(rows) == 2, rows  # a row per live node
+            # each row read back from the node's statistics record, nothing missing
+            assert all(r["note"] == "" and r["software"].startswith("headway/") for r in rows)
             assert {r["node"] for r in rows} == {_node_id(tmp_path / n) for n in ("a", "b")}
             assert all(r["last_heartbeat_age"] < 5 for r in rows)
             assert sum(r["shards_held"] for r in rows) + st["unowned_shards"] == 16

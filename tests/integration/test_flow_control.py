@@ -16,6 +16,7 @@ import aiohttp
 import pytest
 
 from headway.runtime.node import Node
+from headway.runtime.stats import NodeStats
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.helpers import (
     TOKEN,
@@ -115,30 +116,30 @@ async def test_slow_parser_slows_fetching_without_losing_pages(tmp_path: Path) -
         )
         node = Node(settings, web.seeds())
         crawl = asyncio.create_task(node.run())
-        samples: list[dict[str, object]] = []
+        samples: list[NodeStats] = []
         lag: list[int] = []
         while not crawl.done():
             await asyncio.sleep(0.02)
-            snap = node.last_snapshot
-            if snap:
-                samples.append(snap)
-                fr = snap["frontier"]
-                if fr:
-                    settled = fr["done"] + fr["failed"]  # type: ignore[index]
+            stats = node.last_stats
+            if stats is not None:
+                samples.append(stats)
+                fr = stats.frontier
+                if fr is not None:
+                    settled = fr.done + fr.failed
                     lag.append(len(page_requests(web.log)) - settled)
         summary = await crawl
     assert summary.stopped_by == "finished"
     assert samples
     # bounded: the parse queue never exceeds its capacity, fetches in flight never exceed
     # the global bound, and fetched-but-unsettled pages never exceed the stages' bounds
-    for snap in samples:
-        stages = {s["name"]: s for s in snap["stages"]}  # type: ignore[union-attr, index]
-        assert stages["parse-queue"]["depth"] <= parse_queue
-        assert snap["in_flight"] <= concurrency  # type: ignore[operator]
+    for stats in samples:
+        stages = {s.name: s for s in stats.stages}
+        assert stages["parse-queue"].depth <= parse_queue
+        assert stats.fetch.in_flight <= concurrency
     bound = parse_queue + 2 + concurrency + settings.runtime.store_queue
     assert max(lag) <= bound
     # fetching slowed to the parser's pace: the parse queue filled and puts waited
-    assert max(s["stages"][0]["depth"] for s in samples) == parse_queue  # type: ignore[index]
+    assert max(s.stages[0].depth for s in samples) == parse_queue
     assert summary.seconds >= summary.fetches * 0.03 * 0.8
     # no page lost
     logged = {e["url"] for e in read_crawl_log(tmp_path / "c") if e["status"] == 200}
@@ -205,7 +206,7 @@ async def test_quota_status_pauses_everything_until_resumed(tmp_path: Path) -> N
         crawl = asyncio.create_task(node.run())
         await _wait_for(lambda: len(page_requests(web.log)) >= 6)
         web.set_pushback(web.hosts[0], status=509)
-        await _wait_for(lambda: node.last_snapshot.get("paused") is True)
+        await _wait_for(lambda: node.last_stats is not None and node.last_stats.scheduler.paused)
         web.clear_pushback(web.hosts[0])
         n_paused = len(web.log)
         await asyncio.sleep(1.0)

@@ -20,6 +20,7 @@ from headway.policy.priority import (
     quality_priority,
 )
 from headway.policy.quality import QualityBook
+from headway.runtime.stats import AdmissionStats
 from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
 from headway.urls.scope import Scope
@@ -142,6 +143,10 @@ class Admission:
         if out and depth > self.deepest:
             self.deepest = depth
         return out
+
+    def statistics(self) -> AdmissionStats:
+        """Refusals by reason and recently admitted links skipped, in this run."""
+        return AdmissionStats(rejected=dict(self.rejected), known=self.known)
 
     def forget_recent(self) -> None:
         """Forget the recently admitted URLs, so that every link is offered to the frontier

@@ -21,6 +21,7 @@ frontier thread's CPU per URL the frontier holds (seen); connections the server 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from headway.runtime.proctree import ProcessPeak, TreeRun
+from headway.runtime.stats import from_json
 from headway.settings import Settings, build_settings
 
 USER_AGENT = "headway-bench/0.1 (+https://example.org/bench)"
@@ -221,10 +223,14 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
     if usage.returncode != 0 or not lines:
         return BenchResult(case, error=f"crawler exited with {usage.returncode}")
     s = lines[-1]
+    decoded = from_json(s.get("stats"))
+    if decoded.missing:
+        return BenchResult(case, error=f"crawler statistics incomplete: {decoded.missing[:3]}")
+    stats = decoded.stats
     return BenchResult(
         case,
-        pages=int(s["pages"]),
-        requests=int(s["requests"]),
+        pages=stats.fetch.fetches,
+        requests=stats.fetch.requests,
         crawl_seconds=float(s["seconds"]),
         startup_cpu=usage.mark_cpu or 0.0,
         crawl_cpu=usage.after_mark_cpu,
@@ -232,10 +238,10 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         orphans=usage.orphans,
         peaks=usage.peaks,
         frontier_cpu=float(s["frontier_cpu"]),
-        frontier_urls=int(s["frontier_urls"]),
+        frontier_urls=stats.frontier.seen if stats.frontier is not None else 0,
         connections=after - before,
         stopped_by=str(s["stopped_by"]),
-        outcomes=dict(s["outcomes"]),
+        outcomes=dict(stats.fetch.outcomes),
     )
 
 
@@ -284,15 +290,12 @@ def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
 
     node = Node(settings, seeds, on_started=started)
     s = uvloop.run(node.run())
-    f = s.frontier
+    stats = dataclasses.replace(node.statistics(), frontier=s.frontier)
     return {
-        "pages": s.fetches,
-        "requests": s.requests,
+        "stats": stats.to_json(),
         "seconds": s.seconds,
         "stopped_by": s.stopped_by,
-        "outcomes": s.outcomes,
         "frontier_cpu": node.fw.cpu_seconds(),
-        "frontier_urls": f.seen,
     }
 
 

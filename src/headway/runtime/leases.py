@@ -10,18 +10,9 @@ pipeline is never reclaimed and fetched again by another node while this one is 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseStats:
-    """The held leases and what the heartbeat did with them in this run."""
-
-    held: int
-    beats: int  # heartbeats that extended leases
-    extended: int  # lease extensions they made
+from headway.runtime.stats import LeaseStats
 
 
 class LeaseBook:

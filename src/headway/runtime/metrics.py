@@ -1,10 +1,11 @@
-"""Pressure metrics: one snapshot, three outlets.
+"""Where a node's statistics leave the process: ``metrics.jsonl`` and Prometheus text.
 
-The node builds a ``Snapshot`` (plain JSON-ready dict) about once a second. It is shown in
-the progress display, appended to ``metrics.jsonl`` every ``metrics_interval`` seconds, and
-served in Prometheus text format on ``--metrics-port``. The metric names are documented in
-``docs/metrics.md``; per-host series are limited to the ``TOP_HOSTS`` most throttled hosts
-so a crawl of millions of hosts keeps a bounded number of series.
+The node combines its components' ``statistics()`` into a ``NodeStats`` (``stats.py``)
+about four times a second. ``MetricsFile`` appends its JSON to ``metrics.jsonl`` every
+``metrics_interval`` seconds; ``StatsCollector`` turns the latest value into Prometheus
+metric families on each scrape of ``--metrics-port``. The metric names are documented in
+``docs/metrics.md``; per-host series are limited to the ``TOP_HOSTS`` most throttled
+hosts so a crawl of millions of hosts keeps a bounded number of series.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,16 +24,17 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from headway.runtime.stats import FetchStats, NodeStats
+
 log = logging.getLogger(__name__)
 
 TOP_HOSTS = 20
-Snapshot = dict[str, Any]
 
 
 @dataclass(slots=True)
 class Counters:
-    """Running totals of one node for this run (a resumed crawl starts them at zero;
-    the frontier's counts cover the whole crawl)."""
+    """Running totals of one node's fetching for this run (a resumed crawl starts them
+    at zero; the frontier's counts cover the whole crawl)."""
 
     fetches: int = 0  # page fetches finished (any outcome)
     requests: int = 0  # every HTTP request incl. robots.txt
@@ -41,19 +44,39 @@ class Counters:
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
     hostile: Counter[str] = field(default_factory=Counter)
+    _rate_mark: tuple[float, int, int] = (-1.0, 0, 0)
+    _rates: tuple[float, float] = (0.0, 0.0)
 
-    @property
-    def errors(self) -> int:
-        ok = ("ok", "redirect", "not_modified", "client_error")
-        return sum(n for k, n in self.outcomes.items() if k not in ok)
+    def statistics(self, in_flight: int, mono: float | None = None) -> FetchStats:
+        """The totals, with rates over the last interval of at least 1 s (``mono``: the
+        monotonic time of the reading)."""
+        mono = time.monotonic() if mono is None else mono
+        t0, f0, b0 = self._rate_mark
+        if t0 < 0:
+            self._rate_mark = (mono, self.fetches, self.bytes)
+        elif mono - t0 >= 1.0:
+            self._rates = ((self.fetches - f0) / (mono - t0), (self.bytes - b0) / (mono - t0))
+            self._rate_mark = (mono, self.fetches, self.bytes)
+        return FetchStats(
+            fetches=self.fetches,
+            requests=self.requests,
+            bytes=self.bytes,
+            retries=self.retries,
+            robots_fetches=self.robots_fetches,
+            outcomes=dict(self.outcomes),
+            hostile=dict(self.hostile),
+            in_flight=in_flight,
+            pages_per_second=self._rates[0],
+            bytes_per_second=self._rates[1],
+        )
 
 
 class MetricsFile:
     def __init__(self, path: Path) -> None:
         self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives with the node
 
-    def write(self, snap: Snapshot) -> None:
-        self._fh.write(json.dumps(snap, separators=(",", ":"), default=str) + "\n")
+    def write(self, stats: NodeStats) -> None:
+        self._fh.write(json.dumps(stats.to_json(), separators=(",", ":")) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
@@ -64,70 +87,66 @@ def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, doc, value=value)
 
 
-class SnapshotCollector(Collector):
-    """Turns the latest snapshot into Prometheus metric families on each scrape."""
+class StatsCollector(Collector):
+    """Turns the latest ``NodeStats`` into Prometheus metric families on each scrape."""
 
     def __init__(self) -> None:
-        self._snap: Snapshot = {}
+        self._stats: NodeStats | None = None
         self._lock = threading.Lock()
 
-    def update(self, snap: Snapshot) -> None:
+    def update(self, stats: NodeStats) -> None:
         with self._lock:
-            self._snap = snap
+            self._stats = stats
 
     def collect(self) -> Iterator[Any]:
         with self._lock:
-            snap = self._snap
-        if not snap:
+            stats = self._stats
+        if stats is None:
             return
+        f = stats.fetch
         yield _gauge(
             "headway_pages_per_second",
             "Page fetches per second (last interval)",
-            snap["pages_per_second"],
+            f.pages_per_second,
         )
         yield _gauge(
             "headway_bytes_per_second",
             "Body bytes per second (last interval)",
-            snap["bytes_per_second"],
+            f.bytes_per_second,
         )
-        yield _gauge(
-            "headway_retry_ratio", "Retries / requests over the crawl", snap["retry_ratio"]
-        )
+        yield _gauge("headway_retry_ratio", "Retries / requests over the crawl", f.retry_ratio)
         c = CounterMetricFamily("headway_fetches", "Page fetches by outcome", labels=["outcome"])
-        for outcome, n in sorted(snap["outcomes"].items()):
+        for outcome, n in sorted(f.outcomes.items()):
             c.add_metric([outcome], n)
         yield c
         yield CounterMetricFamily(
-            "headway_requests", "HTTP requests incl. robots.txt", value=snap["requests"]
+            "headway_requests", "HTTP requests incl. robots.txt", value=f.requests
         )
-        yield CounterMetricFamily("headway_bytes", "Body bytes received", value=snap["bytes"])
-        stage_metrics: dict[str, GaugeMetricFamily | CounterMetricFamily] = {
-            "depth": GaugeMetricFamily(
-                "headway_stage_depth", "Items waiting in a stage", labels=["stage"]
-            ),
-            "capacity": GaugeMetricFamily(
-                "headway_stage_capacity", "Bound of a stage", labels=["stage"]
-            ),
-            "oldest_age": GaugeMetricFamily(
-                "headway_stage_oldest_age_seconds",
-                "Age of the oldest waiting item",
-                labels=["stage"],
-            ),
-            "bytes": GaugeMetricFamily(
-                "headway_stage_bytes", "Estimated bytes held in a stage", labels=["stage"]
-            ),
-            "blocked_puts": CounterMetricFamily(
-                "headway_stage_blocked_puts", "Puts that waited for room", labels=["stage"]
-            ),
-        }
-        for st in snap["stages"]:
-            for key, fam in stage_metrics.items():
-                fam.add_metric([st["name"]], st.get(key, 0))
-        yield from stage_metrics.values()
+        yield CounterMetricFamily("headway_bytes", "Body bytes received", value=f.bytes)
+        depth = GaugeMetricFamily(
+            "headway_stage_depth", "Items waiting in a stage", labels=["stage"]
+        )
+        capacity = GaugeMetricFamily("headway_stage_capacity", "Bound of a stage", labels=["stage"])
+        oldest = GaugeMetricFamily(
+            "headway_stage_oldest_age_seconds", "Age of the oldest waiting item", labels=["stage"]
+        )
+        held = GaugeMetricFamily(
+            "headway_stage_bytes", "Estimated bytes held in a stage", labels=["stage"]
+        )
+        blocked = CounterMetricFamily(
+            "headway_stage_blocked_puts", "Puts that waited for room", labels=["stage"]
+        )
+        for st in stats.stages:
+            depth.add_metric([st.name], st.depth)
+            capacity.add_metric([st.name], st.capacity)
+            oldest.add_metric([st.name], st.oldest_age)
+            held.add_metric([st.name], st.bytes)
+            blocked.add_metric([st.name], st.blocked_puts)
+        yield from (depth, capacity, oldest, held, blocked)
         rej = CounterMetricFamily(
             "headway_admission_rejected", "URLs refused at admission, by reason", labels=["reason"]
         )
-        for reason, n in sorted(snap["admission_rejected"].items()):
+        for reason, n in sorted(stats.admission.rejected.items()):
             rej.add_metric([reason], n)
         yield rej
         hostile = CounterMetricFamily(
@@ -135,59 +154,64 @@ class SnapshotCollector(Collector):
             "What a page or server made the crawl cut or refuse, by reason",
             labels=["reason"],
         )
-        for reason, n in sorted(snap.get("hostile", {}).items()):
+        for reason, n in sorted(f.hostile.items()):
             hostile.add_metric([reason], n)
         yield hostile
+        fr = stats.frontier
         shed = CounterMetricFamily(
             "headway_frontier_shed", "URLs shed by the frontier", labels=["reason"]
         )
-        for reason, n in sorted(snap["shed"].items()):
+        for reason, n in sorted(fr.shed.items() if fr is not None else ()):
             shed.add_metric([reason], n)
         yield shed
         front = GaugeMetricFamily(
             "headway_frontier_urls", "Frontier URLs by state", labels=["state"]
         )
-        for state in ("queued", "leased", "done", "failed"):
-            front.add_metric([state], snap["frontier"].get(state, 0))
+        if fr is not None:
+            for state, n in (
+                ("queued", fr.queued),
+                ("leased", fr.leased),
+                ("done", fr.done),
+                ("failed", fr.failed),
+            ):
+                front.add_metric([state], n)
         yield front
+        sch = stats.scheduler
+        yield _gauge("headway_hosts_active", "Hosts with a request in flight", sch.active)
+        yield _gauge("headway_hosts_ready", "Hosts ready to start a request", sch.ready)
         yield _gauge(
-            "headway_hosts_active", "Hosts with a request in flight", snap["hosts"]["active"]
+            "headway_hosts_parked", "Hosts parked (cool-down or long Crawl-delay)", sch.parked
         )
-        yield _gauge(
-            "headway_hosts_ready", "Hosts ready to start a request", snap["hosts"]["ready"]
+        yield _gauge("headway_leases_held", "Leases this node holds", stats.leases.held)
+        yield CounterMetricFamily(
+            "headway_lease_extensions",
+            "Leases extended by the lease heartbeat",
+            value=stats.leases.extended,
         )
-        yield _gauge(
-            "headway_hosts_parked",
-            "Hosts parked (cool-down or long Crawl-delay)",
-            snap["hosts"]["parked"],
+        in_flight = GaugeMetricFamily(
+            "headway_host_in_flight", "Requests in flight", labels=["host"]
         )
-        per_host: dict[str, GaugeMetricFamily] = {
-            "in_flight": GaugeMetricFamily(
-                "headway_host_in_flight", "Requests in flight", labels=["host"]
-            ),
-            "limit": GaugeMetricFamily(
-                "headway_host_limit", "Current concurrency limit", labels=["host"]
-            ),
-            "gap": GaugeMetricFamily(
-                "headway_host_gap_seconds", "Current gap between starts", labels=["host"]
-            ),
-            "retry_ratio": GaugeMetricFamily(
-                "headway_host_retry_ratio", "Retries / requests", labels=["host"]
-            ),
-            "health": GaugeMetricFamily(
-                "headway_host_health", "Health score 0..1", labels=["host"]
-            ),
-        }
-        for h in snap["throttled_hosts"]:
-            for key, fam in per_host.items():
-                fam.add_metric([h["host"]], h[key])
-        yield from per_host.values()
+        limit = GaugeMetricFamily(
+            "headway_host_limit", "Current concurrency limit", labels=["host"]
+        )
+        gap = GaugeMetricFamily(
+            "headway_host_gap_seconds", "Current gap between starts", labels=["host"]
+        )
+        retry = GaugeMetricFamily("headway_host_retry_ratio", "Retries / requests", labels=["host"])
+        health = GaugeMetricFamily("headway_host_health", "Health score 0..1", labels=["host"])
+        for h in sch.throttled[:TOP_HOSTS]:
+            in_flight.add_metric([h.host], h.in_flight)
+            limit.add_metric([h.host], h.limit)
+            gap.add_metric([h.host], h.gap)
+            retry.add_metric([h.host], h.retry_ratio)
+            health.add_metric([h.host], h.health)
+        yield from (in_flight, limit, gap, retry, health)
 
 
 class PrometheusExporter:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.collector = SnapshotCollector()
+        self.collector = StatsCollector()
         self.registry.register(self.collector)
         self._server: Any = None
 
@@ -195,8 +219,8 @@ class PrometheusExporter:
         self._server, _thread = start_http_server(port, addr=addr, registry=self.registry)
         log.info("Prometheus metrics on http://%s:%d/metrics", addr, port)
 
-    def update(self, snap: Snapshot) -> None:
-        self.collector.update(snap)
+    def update(self, stats: NodeStats) -> None:
+        self.collector.update(stats)
 
     def close(self) -> None:
         if self._server is not None:

@@ -23,7 +23,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from headway import crashpoints
+from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.errors import ConfigError
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
@@ -50,10 +50,10 @@ from headway.runtime.components import (
 )
 from headway.runtime.factory import PARSE_BATCH, NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
-from headway.runtime.metrics import Counters, Snapshot
+from headway.runtime.metrics import Counters
 from headway.runtime.scheduler import PageJob, RobotsJob
 from headway.runtime.settle import SettleRules, decide
-from headway.runtime.snapshot import build_snapshot
+from headway.runtime.stats import NodeStats
 from headway.runtime.summary import (
     CrawlSummary,
     current_rss_mib,
@@ -93,7 +93,7 @@ class Node:
         seeds: Sequence[str],
         *,
         optout: OptOut | None = None,
-        on_snapshot: Callable[[Snapshot], None] | None = None,
+        on_stats: Callable[[NodeStats], None] | None = None,
         clock: Callable[[], float] = time.time,
         on_started: Callable[[], None] | None = None,
     ) -> None:
@@ -101,7 +101,7 @@ class Node:
         self.settings = settings
         self.seeds = list(seeds)
         self.optout = optout
-        self.on_snapshot = on_snapshot
+        self.on_stats = on_stats  # called with every statistics reading
         self.on_started = on_started  # called once start-up is over, before the first fetch
         self.canon = canon_options(settings)
         self.quality = QualityBook()
@@ -115,11 +115,10 @@ class Node:
         self._robots_in_flight = 0
         self._page_jobs = 0
         self._started = time.monotonic()
-        self._rate_mark = (time.monotonic(), 0, 0)
-        self._rates = (0.0, 0.0)
         self._counts: FrontierCounts | None = None
         self._paused_for_quota = False
-        self.last_snapshot: Snapshot = {}
+        self.last_stats: NodeStats | None = None
+        self._fetcher: Fetcher | None = None  # while the pipeline runs
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
 
     def _use_seeds(self, seeds: list[str]) -> None:
@@ -251,7 +250,7 @@ class Node:
             self._started = time.monotonic()
             cpu0 = process_cpu_seconds()
             async with fetcher:
-                self.fetcher = fetcher
+                self.fetcher = self._fetcher = fetcher
                 await self._pipeline_run()
         finally:
             await self._shutdown()
@@ -320,7 +319,7 @@ class Node:
             await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
             await self.store.close()
             crashpoints.reached(CrashPoint.STORE_CLOSED)
-            self.metrics_file.write(self._snapshot())
+            self.metrics_file.write(self.statistics())
             self.metrics_file.close()
             if self.exporter is not None:
                 self.exporter.close()
@@ -674,12 +673,12 @@ class Node:
         while True:
             await asyncio.sleep(0.25)
             self._counts = await self.fw.call(self.frontier.counts)
-            snap = self._snapshot()
-            self.last_snapshot = snap
-            if self.on_snapshot is not None:
-                self.on_snapshot(snap)
+            stats = self.statistics()
+            self.last_stats = stats
+            if self.on_stats is not None:
+                self.on_stats(stats)
             if self.exporter is not None:
-                self.exporter.update(snap)
+                self.exporter.update(stats)
             mono = time.monotonic()
             if self._shared is not None and self._shared.server_restarts != restarts:
                 # the store may have lost its last second of admissions: offer links
@@ -690,16 +689,10 @@ class Node:
                 await self.fw.call(self.frontier.add, entries, self.clock())
                 log.warning("the store restarted: recently admitted links are offered again")
             if self._shared is not None:
-                self._shared.publish(
-                    {
-                        "pages": snap.get("fetches", 0),
-                        "pages_per_second": snap.get("pages_per_second", 0.0),
-                        "errors": snap.get("errors", 0),
-                    }
-                )
+                self._shared.publish(stats.to_json())
             if mono - last_metrics >= s.runtime.metrics_interval:
                 last_metrics = mono
-                self.metrics_file.write(snap)
+                self.metrics_file.write(stats)
             if self._paused_for_quota and resume_file.exists():
                 resume_file.unlink(missing_ok=True)
                 self.resume_quota()
@@ -732,6 +725,28 @@ class Node:
         elif self._counts.queued == 0 and self._counts.leased == 0:
             self.request_stop("finished")
 
-    # -- metrics -----------------------------------------------------------------------
-    def _snapshot(self) -> Snapshot:
-        return build_snapshot(self)
+    # -- statistics --------------------------------------------------------------------
+    def statistics(self) -> NodeStats:
+        """The node's statistics now: each component's own ``statistics()`` value, the
+        frontier's counts as last read (docs/metrics.md)."""
+        fetcher = self._fetcher
+        return NodeStats(
+            time=time.time(),
+            elapsed=time.monotonic() - self._started,
+            pipeline=self._pipeline,
+            fetch=self.counters.statistics(
+                fetcher.statistics().in_flight if fetcher is not None else 0
+            ),
+            stages=(
+                self.parse_stage.statistics(),
+                self.pool.statistics(),
+                self.store_stage.statistics(),
+                self.settle_stage.statistics(),
+            ),
+            admission=self.admission.statistics(),
+            frontier=self._counts,
+            scheduler=self.scheduler.statistics(),
+            store=self.store.statistics(),
+            leases=self.leases.statistics(),
+            software=f"headway/{__version__}",
+        )

@@ -1,11 +1,11 @@
-"""Live progress line and the end-of-crawl summary (the CLI's view of a snapshot)."""
+"""Live progress line and the end-of-crawl summary (the CLI's view of ``NodeStats``)."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.live import Live
@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from headway.runtime.stats import NodeStats
     from headway.runtime.summary import CrawlSummary
     from headway.settings import Settings
 
@@ -27,17 +28,18 @@ def _size(n: float) -> str:
     return f"{n:.1f} TiB"
 
 
-def progress_text(snap: dict[str, Any]) -> str:
-    f = snap.get("frontier", {})
-    hosts = snap["hosts"]
-    stages = " ".join(f"{s['name']}={s['depth']}/{s['capacity']}" for s in snap["stages"])
+def progress_text(stats: NodeStats) -> str:
+    f = stats.fetch
+    hosts = stats.scheduler
+    queued = stats.frontier.queued if stats.frontier is not None else 0
+    stages = " ".join(f"{s.name}={s.depth}/{s.capacity}" for s in stats.stages)
     line = (
-        f"{snap['fetches']} pages  {snap['pages_per_second']:.1f}/s  "
-        f"{_size(snap['bytes'])}  hosts active {hosts['active']} ready {hosts['ready']}"
-        f" parked {hosts['parked']}  queued {f.get('queued', 0)}  errors {snap['errors']}"
-        f"  retry {snap['retry_ratio']:.0%}  [{stages}]"
+        f"{f.fetches} pages  {f.pages_per_second:.1f}/s  "
+        f"{_size(f.bytes)}  hosts active {hosts.active} ready {hosts.ready}"
+        f" parked {hosts.parked}  queued {queued}  errors {f.errors}"
+        f"  retry {f.retry_ratio:.0%}  [{stages}]"
     )
-    if snap.get("paused"):
+    if hosts.paused:
         line += "  PAUSED (quota)"
     return line
 
@@ -61,21 +63,21 @@ class Progress:
             )
             self._live.start()
 
-    def update(self, snap: dict[str, Any]) -> None:
+    def update(self, stats: NodeStats) -> None:
         if not self.enabled:
             return
         if self._live is not None:
-            throttled = [h for h in snap["throttled_hosts"] if h["gap"] > 0][:3]
-            text = Text(progress_text(snap))
+            throttled = [h for h in stats.scheduler.throttled if h.gap > 0][:3]
+            text = Text(progress_text(stats))
             for h in throttled:
                 text.append(
-                    f"\n  {h['host']}: gap {h['gap']:.1f}s limit {h['limit']:.1f}"
-                    f" retry {h['retry_ratio']:.0%} health {h['health']:.2f}"
+                    f"\n  {h.host}: gap {h.gap:.1f}s limit {h.limit:.1f}"
+                    f" retry {h.retry_ratio:.0%} health {h.health:.2f}"
                 )
             self._live.update(text)
         elif time.monotonic() - self._last_log >= 10:
             self._last_log = time.monotonic()
-            log.info("%s", progress_text(snap))
+            log.info("%s", progress_text(stats))
 
     def stop(self) -> None:
         if self._live is not None:

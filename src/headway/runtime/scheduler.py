@@ -47,6 +47,7 @@ from headway.policy.schedule import (
     Wait,
 )
 from headway.runtime.leases import LeaseBook
+from headway.runtime.stats import HostRow, SchedulerStats
 from headway.runtime.worker import ThreadWorker
 from headway.urls.scope import OptOut
 
@@ -130,6 +131,23 @@ class Scheduler:
 
     def host_pressure(self, now: float, top: int = 20) -> HostPressure:
         return self.core.host_pressure(now, top)
+
+    def statistics(self, top: int = 20) -> SchedulerStats:
+        """Hosts known, active, ready and parked, the ``top`` most throttled, and
+        whether fetching is paused."""
+        now = self._clock()
+        p = self.core.host_pressure(now, top)
+        return SchedulerStats(
+            known=p.known,
+            active=p.active,
+            ready=self.core.hosts_ready(now),
+            parked=p.parked,
+            paused=self.core.paused,
+            throttled=tuple(
+                HostRow(h, st.in_flight, st.limit, st.gap, st.retry_ratio, st.health)
+                for h, st in p.top
+            ),
+        )
 
     # -- steering ----------------------------------------------------------------------
     def pause(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from headway.errors import CrawlDirError, StoreError
 from headway.frontier.backends import StoreTarget, backend_for
 from headway.runtime.crawldir import MARKER, CrawlPaths
+from headway.runtime.stats import Decoded, from_json
 from headway.settings import DistributedSettings, Settings
 
 
@@ -40,18 +41,37 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
     out["warc_bytes"] = sum(warcs)
     last = _last_line(paths.metrics)
     if last:
-        try:
-            snap = json.loads(last)
-            out["last_metrics"] = {
-                k: snap.get(k)
-                for k in ("time", "fetches", "pages_per_second", "errors", "retry_ratio")
-            }
-        except ValueError:
-            pass
+        decoded = decode_record(last)
+        st = decoded.stats
+        out["last_metrics"] = {
+            "time": st.time,
+            "fetches": st.fetch.fetches,
+            "pages_per_second": round(st.fetch.pages_per_second, 2),
+            "errors": st.fetch.errors,
+            "retry_ratio": round(st.fetch.retry_ratio, 4),
+        }
+        if decoded.missing:
+            out["last_metrics_note"] = record_note(decoded)
     return out
 
 
-_METRIC_KEYS = ("time", "fetches", "pages_per_second", "errors", "retry_ratio")
+def decode_record(text: str | None) -> Decoded:
+    """A statistics record (``NodeStats`` JSON of any version) read back; text that is
+    not JSON reads as a record with every field missing."""
+    try:
+        obj = json.loads(text) if text else None
+    except ValueError:
+        obj = None
+    return from_json(obj)
+
+
+def record_note(decoded: Decoded) -> str:
+    """What a reader should know about a record another version (or nothing) wrote."""
+    if decoded.missing == ("(top level)",):
+        return "no statistics record"
+    shown = ", ".join(decoded.missing[:5])
+    more = f" and {len(decoded.missing) - 5} more" if len(decoded.missing) > 5 else ""
+    return f"written by another version: {shown}{more} missing"
 
 
 def _last_line(path: Path, tail: int = 65536) -> str | None:
@@ -73,23 +93,30 @@ def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
 
     st = read_crawl_status(store, crawl_id)
     now = time.time()
+    nodes = []
+    for n in st.nodes:
+        decoded = decode_record(n.record)
+        f = decoded.stats.fetch
+        nodes.append(
+            {
+                "node": n.node,
+                "pages": f.fetches,
+                "pages_per_second": round(f.pages_per_second, 2),
+                "errors": f.errors,
+                "shards_held": n.shards_held,
+                "last_heartbeat_age": round(now - n.last_heartbeat, 1),
+                "leases_held": decoded.stats.leases.held,
+                "software": decoded.stats.software,
+                "note": record_note(decoded) if decoded.missing else "",
+            }
+        )
     return {
         "store": st.store,
         "crawl_id": st.crawl_id,
         "shards": st.shards,
         "unowned_shards": st.unowned_shards,
         "frontier": dataclasses.asdict(st.frontier),
-        "nodes": [
-            {
-                "node": n.node,
-                "pages": n.pages,
-                "pages_per_second": round(n.pages_per_second, 2),
-                "errors": n.errors,
-                "shards_held": n.shards_held,
-                "last_heartbeat_age": round(now - n.last_heartbeat, 1),
-            }
-            for n in st.nodes
-        ],
+        "nodes": nodes,
     }
 
 
@@ -112,6 +139,8 @@ def print_shared_status(store: str, crawl_id: str, as_json: bool = False) -> int
             f"  {n['node']:<28} {n['pages']:>9,} {n['pages_per_second']:>8.1f} {n['errors']:>7,}"
             f" {n['shards_held']:>6} {n['last_heartbeat_age']:>8.1f}s ago"
         )
+        if n["note"]:
+            print(f"    {n['node']}: {n['note']}")
     return 0
 
 

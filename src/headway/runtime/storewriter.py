@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.runtime.crawldir import CrawlPaths
+from headway.runtime.stats import StoreStats
 from headway.runtime.work import PageWork
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
@@ -191,6 +192,15 @@ class StoreWriter:
                 if w is not None:
                     w.flush(sync=False)
             crashpoints.crash()
+
+    def statistics(self) -> StoreStats:
+        """What the writer wrote since it was opened."""
+        if self._warc is None:
+            return StoreStats()
+        w = self._warc.statistics()
+        return StoreStats(
+            warc_files=w.files, records=w.records, bytes=w.bytes_written, revisits=w.revisits
+        )
 
     @property
     def revisits(self) -> int:

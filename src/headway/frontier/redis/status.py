@@ -4,7 +4,6 @@ holds no shard and registers no node."""
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,14 +19,14 @@ from headway.frontier.store import FrontierCounts
 
 @dataclass(frozen=True, slots=True)
 class NodeRow:
-    """One live node as it last published itself."""
+    """One live node as it last published itself: ``record`` is the statistics record
+    (JSON text, ``NodeStats`` of the node's version) it published with its heartbeat,
+    None when it has published none yet."""
 
     node: str
     last_heartbeat: float
     shards_held: int
-    pages: int
-    pages_per_second: float
-    errors: int
+    record: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,22 +66,15 @@ def read_crawl_status(store: str, crawl_id: str, *, live_within: float = 60.0) -
         raise StoreError(f"cannot read {url.masked()}: {exc}") from exc
     finally:
         client.close()
-    rows = []
-    for (node, beat), text in zip(beats, published, strict=True):
-        try:
-            stats = json.loads(text) if text else {}
-        except ValueError:
-            stats = {}
-        rows.append(
-            NodeRow(
-                node=node,
-                last_heartbeat=float(beat),
-                shards_held=sum(1 for o in owners if o == node),
-                pages=int(stats.get("pages", 0)),
-                pages_per_second=float(stats.get("pages_per_second", 0.0)),
-                errors=int(stats.get("errors", 0)),
-            )
+    rows = [
+        NodeRow(
+            node=node,
+            last_heartbeat=float(beat),
+            shards_held=sum(1 for o in owners if o == node),
+            record=text,
         )
+        for (node, beat), text in zip(beats, published, strict=True)
+    ]
     return CrawlStatus(
         store=url.masked(),
         crawl_id=crawl_id,

@@ -1,0 +1,86 @@
+"""``NodeStats`` JSON: written once where statistics leave the process, read back by
+``headway status`` whichever version wrote it, never with a traceback."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from headway.runtime.stats import NodeStats, from_json
+from headway.runtime.status import decode_record, record_note
+from tests.test_docs import _sample_stats
+
+
+def test_json_round_trip_gives_the_same_value() -> None:
+    stats = _sample_stats()
+    text = json.dumps(stats.to_json())
+    decoded = from_json(json.loads(text))
+    assert decoded.complete, decoded.missing
+    assert decoded.stats == stats
+    assert decoded.stats.fetch.errors == 5
+    assert decoded.stats.fetch.retry_ratio == pytest.approx(4 / 130)
+
+
+def test_unknown_fields_from_a_newer_version_are_ignored() -> None:
+    obj = _sample_stats().to_json()
+    obj["future"] = {"anything": [1, 2]}
+    obj["stages"][0]["future"] = 3
+    decoded = from_json(obj)
+    assert decoded.complete and decoded.stats == _sample_stats()
+
+
+def test_record_of_an_older_version_reads_with_its_missing_fields_named() -> None:
+    # what nodes published before the statistics record existed
+    decoded = from_json({"pages": 3, "pages_per_second": 1.5, "errors": 0})
+    assert decoded.stats.fetch.fetches == 0
+    assert decoded.stats.fetch.pages_per_second == 1.5
+    assert decoded.stats.frontier is None
+    assert {"fetches", "requests", "stages", "hosts.known", "leases.held"} <= set(decoded.missing)
+    assert "pages_per_second" not in decoded.missing
+    assert record_note(decoded).startswith("written by another version: ")
+
+
+def test_a_first_record_without_frontier_counts_is_complete() -> None:
+    obj = _sample_stats().to_json()
+    obj["frontier"] = {}
+    obj["shed"] = {}
+    decoded = from_json(obj)
+    assert decoded.complete and decoded.stats.frontier is None
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        None,
+        [],
+        "stats",
+        3,
+        {"fetches": "many", "stages": [1, {"name": 5}], "frontier": [], "hosts": 7},
+        {"fetches": True, "outcomes": {"ok": "x", "timeout": 2}, "throttled_hosts": {}},
+        {"pages_per_second": float("nan"), "leases": {"held": -1.5}},
+    ],
+)
+def test_bad_records_read_as_empty_fields_never_raise(obj: Any) -> None:
+    decoded = from_json(obj)
+    assert isinstance(decoded.stats, NodeStats)
+    assert decoded.missing
+    assert decoded.stats.fetch.fetches == 0
+    assert decoded.stats.fetch.pages_per_second == 0.0
+
+
+def test_mistyped_fields_are_named_with_their_path() -> None:
+    decoded = from_json(
+        {"fetches": "many", "stages": [1, {"name": 5}], "outcomes": {"ok": "x", "timeout": 2}}
+    )
+    assert {"fetches", "stages[0].", "stages[1].name"} <= set(decoded.missing)
+    assert dict(decoded.stats.fetch.outcomes) == {"timeout": 2}
+    assert decoded.stats.stages[1].name == ""
+
+
+def test_status_reads_text_that_is_not_json_as_no_record() -> None:
+    for text in (None, "", "{not json", "\x00\xff"):
+        decoded = decode_record(text)
+        assert decoded.missing == ("(top level)",)
+        assert record_note(decoded) == "no statistics record"
