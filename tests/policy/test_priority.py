@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from headway.policy.priority import looks_like_trap, priority_for
+from headway.policy.priority import (
+    LASTMOD_HORIZON,
+    lastmod_bonus,
+    looks_like_trap,
+    priority_for,
+    quality_priority,
+)
 
 
 @pytest.mark.parametrize(("depth", "priority"), [(0, 0), (1, 1), (7, 7), (-1, 0)])
@@ -55,3 +61,14 @@ def test_looks_like_trap(url: str, trap: bool) -> None:
 )
 def test_calendar_window_follows_current_year(url: str, trap: bool) -> None:
     assert looks_like_trap(url, current_year=2025) is trap
+
+
+def test_lastmod_bonus_fades_over_the_horizon() -> None:
+    assert lastmod_bonus(0.0) == 5
+    assert lastmod_bonus(-3600.0) == 5  # a date in the future counts as today
+    assert lastmod_bonus(LASTMOD_HORIZON / 2) in (2, 3)
+    assert lastmod_bonus(LASTMOD_HORIZON) == 0
+    assert lastmod_bonus(10 * LASTMOD_HORIZON) == 0
+    fresh = quality_priority(2, lastmod_age=0.0)
+    stale = quality_priority(2, lastmod_age=LASTMOD_HORIZON)
+    assert fresh == quality_priority(2) - 5 and stale == quality_priority(2)

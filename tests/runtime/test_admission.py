@@ -118,3 +118,13 @@ def test_every_trap_reaches_the_trap_check_through_admission() -> None:
         "https://example.org/" + "/".join(f"d{i}" for i in range(15)),
     ]
     assert [e.url for e in adm.admit(fine, 1, None)] == fine
+
+
+def test_recent_lastmod_raises_priority_under_quality_priority() -> None:
+    from headway.policy.quality import QualityBook
+
+    adm = _admission(quality=QualityBook())
+    urls = ["https://example.org/new", "https://example.org/old", "https://example.org/none"]
+    ages = {urls[0]: 3600.0, urls[1]: 400 * 86400.0}
+    new, old, none = adm.admit(urls, 1, "https://example.org/sitemap.xml", lastmod_age=ages)
+    assert new.priority < old.priority == none.priority

@@ -110,3 +110,23 @@ def test_skips_and_quota_answers_are_requeued_untried() -> None:
     paused = decide(quota, 1000.0, rules, quota_paused=True, rand=0.5)
     assert paused.completion is not None and paused.completion.settle is Settle.REQUEUE
     assert paused.note == "quota-exhausted"
+
+
+def test_sitemap_lastmod_reaches_the_priority_of_its_links() -> None:
+    import dataclasses
+
+    from headway.parse.page import LinkHint
+    from headway.policy.quality import QualityBook
+
+    admission = Admission(
+        Scope.for_seeds(["https://example.org/"]), current_year=2026, quality=QualityBook()
+    )
+    rules = dataclasses.replace(_rules(), admission=admission)
+    links = ("https://example.org/fresh", "https://example.org/stale")
+    work = _work(200, links=links)
+    assert work.parsed is not None
+    hints = (LinkHint(links[0], 1000.0 - 60.0), LinkHint(links[1], 1000.0 - 200 * 86400.0))
+    work.parsed = dataclasses.replace(work.parsed, kind="sitemap", hints=hints)
+    got = decide(work, 1000.0, rules, quota_paused=False, rand=0.5)
+    fresh, stale = sorted(got.discovered, key=lambda e: e.url)
+    assert fresh.priority < stale.priority

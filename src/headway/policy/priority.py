@@ -13,12 +13,19 @@ Contract:
                - min(INLINK_BONUS_MAX, round(INLINK_STEP * log2(1 + n)))
                                                           n = distinct other hosts seen
                                                           linking to the linked host
+               - lastmod_bonus(age)                     age = seconds since the <lastmod>
+                                                          (or feed date) a sitemap or feed
+                                                          gave the link, when it gave one
       clamped at 0.
 
   One level of depth is worth ``DEPTH_STEP`` = 10 points, a near-duplicate source 10
   (a link from a near-duplicate page waits as if it were one level deeper), the worst
   host quality 20, and in-link evidence at most 6 (a host linked from 7 other hosts
   gains 6 points). Host quality and in-link counts come from ``policy.quality``.
+- ``lastmod_bonus(age)``: ``round(LASTMOD_BONUS * (1 - age / LASTMOD_HORIZON))`` for an
+  age between 0 and ``LASTMOD_HORIZON`` (90 days), else 0: a page a sitemap says changed
+  today gains 5 points (half a level of depth), one unchanged for 90 days or more none.
+  A date in the future counts as today.
 - ``quality_gap(q, gap_max)``: extra seconds between two requests to a host whose
   quality ``q`` is below ``POOR_BELOW``: ``gap_max * (POOR_BELOW - q) / POOR_BELOW``, else
   0. Priority orders the URLs within a host (and decides what is shed); across hosts the
@@ -56,6 +63,8 @@ QUALITY_PENALTY = 20
 INLINK_STEP = 2.0
 INLINK_BONUS_MAX = 6
 POOR_BELOW = 0.5
+LASTMOD_BONUS = 5
+LASTMOD_HORIZON = 90 * 86400.0
 
 
 def priority_for(depth: int) -> int:
@@ -63,11 +72,25 @@ def priority_for(depth: int) -> int:
     return max(0, depth)
 
 
+def lastmod_bonus(age: float) -> int:
+    """Points a link gains when a sitemap or feed says it changed ``age`` seconds ago."""
+    if age >= LASTMOD_HORIZON:
+        return 0
+    return round(LASTMOD_BONUS * (1.0 - max(0.0, age) / LASTMOD_HORIZON))
+
+
 def quality_priority(
-    depth: int, *, near_dup: bool = False, quality: float = 1.0, inlink_hosts: int = 0
+    depth: int,
+    *,
+    near_dup: bool = False,
+    quality: float = 1.0,
+    inlink_hosts: int = 0,
+    lastmod_age: float | None = None,
 ) -> int:
     """The default frontier priority (see the module contract)."""
     score = DEPTH_STEP * max(0, depth)
+    if lastmod_age is not None:
+        score -= lastmod_bonus(lastmod_age)
     if near_dup:
         score += NEAR_DUP_PENALTY
     score += round(QUALITY_PENALTY * (1.0 - min(1.0, max(0.0, quality))))

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from headway.frontier.store import UrlEntry
 from headway.policy.priority import (
     MAX_PATH_DEPTH,
     MAX_SEGMENT_REPEATS,
     MAX_URL_LENGTH,
+    lastmod_bonus,
     looks_like_trap,
     priority_for,
     quality_priority,
@@ -92,10 +93,13 @@ class Admission:
         via: str | None,
         *,
         near_dup: bool = False,
+        lastmod_age: Mapping[str, float] | None = None,
     ) -> list[UrlEntry]:
         """Entries for the URLs that pass scope; rejections are counted by reason.
         ``near_dup``: the linking page is a near-duplicate (lowers the links' priority
-        under the quality priority)."""
+        under the quality priority). ``lastmod_age``: seconds since a sitemap or feed
+        says a URL changed (raises its priority under the quality priority,
+        ``policy.priority.lastmod_bonus``)."""
         out: list[UrlEntry] = []
         check = self.scope.check
         prio = priority_for(depth)
@@ -132,6 +136,8 @@ class Admission:
                 ranked = per_host.get(host)
                 if ranked is None:
                     ranked = per_host[host] = self._rank(book, host, source_host, depth, near_dup)
+                if lastmod_age and url in lastmod_age:
+                    ranked = max(0, ranked - lastmod_bonus(lastmod_age[url]))
                 out.append(UrlEntry(url, host, depth, ranked, fingerprint(url), via))
             if not self._recent_on:
                 continue

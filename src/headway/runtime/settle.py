@@ -74,8 +74,14 @@ def decide(
     discovered: list[UrlEntry] = []
     parsed = work.parsed
     if parsed is not None and parsed.links:
+        # a sitemap's <lastmod> (a feed entry's date) raises its link's priority
+        ages = {h.url: now - h.lastmod for h in parsed.hints if h.lastmod is not None}
         discovered = admission.admit(
-            parsed.links, lease.depth + 1, lease.url, near_dup=work.near_dup_of is not None
+            parsed.links,
+            lease.depth + 1,
+            lease.url,
+            near_dup=work.near_dup_of is not None,
+            lastmod_age=ages or None,
         )
     if parsed is not None and parsed.documents:
         # feeds a page announces, child sitemaps of an index: nesting is capped
