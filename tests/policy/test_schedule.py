@@ -158,6 +158,8 @@ def test_pause_and_budget_hand_out_nothing() -> None:
     got = [c.decide(T0, 5) for _ in range(3)]
     assert sum(isinstance(g, FetchPage) for g in got) == 1
     assert c.decide(T0, 5) == Wait(math.inf)
+    # the other host's lease will never be served: it must not keep the node from stopping
+    assert c.held() == 0
 
 
 def test_saved_state_means_no_robots_refetch_and_no_early_start() -> None:

@@ -231,7 +231,10 @@ class ScheduleCore:
         self._in_heap.add(host)
 
     def held(self) -> int:
-        return len(self._held)
+        """Leased URLs waiting for their host's turn that will still be fetched: none once
+        the page budget is spent (those leases go back to the queue when the node stops,
+        with the rest of its leases), so that a spent budget never holds the stop."""
+        return len(self._held) if self.page_budget > 0 else 0
 
     def hosts_ready(self, now: float) -> int:
         return sum(1 for t, _, _ in self._heap if t <= now)
