@@ -199,3 +199,36 @@ def test_unreachable_store_at_start_is_one_line_not_a_wait(
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     line = assert_one_line_exit_2(proc, "cannot reach Redis", "***")
     assert "secret" not in proc.stderr + proc.stdout, line
+    assert not (tmp_path / "c").exists()  # the start that failed left no directory
+
+
+BAD_INPUTS = {
+    "resolve rule": (("--resolve", "site0.sim"), "fetch.resolve"),
+    "resolve address": (("--resolve", "*.sim=300.1.1.1"), "fetch.resolve"),
+    "hosts file": (("--hosts-file", "{tmp}/no-hosts"), "fetch.hosts_file"),
+    "CA file": (("--ca-file", "{seeds}"), "fetch.ca_file"),
+    "optout file": (("--optout-file", "{tmp}/no-optout"), "scope.optout_file"),
+    "store URL": (("--store", "redis://h:port/0", "--crawl-id", "t"), "frontier.store"),
+    "metrics port": (("--metrics-port", "{busy_port}"), "runtime.metrics_port"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_refused_before_anything_is_written(
+    tmp_path: Path, seeds: Path, case: str
+) -> None:
+    import socket
+
+    flags, key = BAD_INPUTS[case]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        values = {"tmp": tmp_path, "seeds": seeds, "busy_port": busy.getsockname()[1]}
+        extra = [flag.format(**values) for flag in flags]
+        for out in (tmp_path / "new", tmp_path / "empty"):
+            if out.name == "empty":
+                out.mkdir()
+            proc = crawl(seeds, out, *extra)
+            assert_one_line_exit_2(proc, key)
+            assert not out.exists() or not any(out.iterdir()), sorted(out.iterdir())
+        assert (tmp_path / "empty").is_dir()  # a directory the operator made is kept

@@ -554,6 +554,9 @@ def validate(settings: Settings) -> None:
         raise ConfigError(
             "fetch.total_timeout", "must be at least connect_timeout and read_timeout"
         )
+    from headway.fetch.resolver import parse_resolve_rules
+
+    parse_resolve_rules(f.resolve)  # ConfigError naming fetch.resolve
     if f.proxy is not None and not re.match(r"^https?://", f.proxy):
         raise ConfigError("fetch.proxy", f"must be an http:// or https:// URL; got {f.proxy!r}")
     for pattern_key in ("include", "exclude"):

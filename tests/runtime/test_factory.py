@@ -12,6 +12,7 @@ from headway.frontier import backends
 from headway.frontier.backends import StoreTarget, backend_for, store_scheme
 from headway.frontier.sqlite import SqliteFrontier
 from headway.runtime.crawldir import CrawlDir
+from headway.runtime import factory as factory_module
 from headway.runtime.factory import build_node_parts, open_frontier
 from headway.runtime.status import read_status
 from headway.runtime.worker import ThreadWorker
@@ -88,7 +89,33 @@ async def test_failed_build_closes_what_it_opened(
 
     with pytest.raises(ConfigError, match="not available") as err:
         await build_node_parts(settings, optout=None, on_skip=no_skip, clock=lambda: 0.0)
+    assert not settings.crawl.out.exists()  # made by the failed start: removed again
     again = CrawlDir(settings.crawl.out)  # the lock was let go (not merely garbage)
     again.open()
     again.close()
     assert err.traceback  # kept alive until here: nothing was freed by collection
+
+
+async def test_failed_start_never_removes_an_existing_crawl_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "c"
+    first = CrawlDir(out)
+    first.open()
+    first.close()
+    (out / "crawl.log.jsonl").write_text("{}\n")
+    before = sorted(p.name for p in out.iterdir())
+    settings = build_settings({"user_agent": UA, "out": out, "store": "redis://127.0.0.1:1/0"})
+
+    def unreachable(*_: object) -> None:
+        raise ConfigError("frontier.store", "cannot reach Redis")
+
+    monkeypatch.setattr(factory_module, "open_frontier", unreachable)
+
+    async def no_skip(*_: object) -> None:
+        return None
+
+    with pytest.raises(ConfigError, match="cannot reach"):
+        await build_node_parts(settings, optout=None, on_skip=no_skip, clock=lambda: 0.0)
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert (out / "crawl.log.jsonl").read_text() == "{}\n"

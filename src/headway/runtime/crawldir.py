@@ -27,6 +27,7 @@ import logging
 import os
 import re
 import secrets
+import shutil
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,8 @@ class CrawlDir:
         self.resumed = False
         self.node_id = ""
         self.upgrade_from: int | None = None
+        self.created = False  # this open made the directory a crawl directory
+        self._made_root = False  # ... and the directory itself
 
     def open(self) -> CrawlPaths:
         """Create or resume the crawl directory and take its lock. Any file-system failure
@@ -117,6 +120,7 @@ class CrawlDir:
                 f"{root} is not empty and is not a headway crawl directory "
                 f"(no {MARKER}); choose another --out"
             )
+        self._made_root = not root.exists()
         try:
             root.mkdir(parents=True, exist_ok=True)
             self.paths.warc_dir.mkdir(exist_ok=True)
@@ -137,6 +141,7 @@ class CrawlDir:
             self.node_id = str(info["node_id"])
         else:
             self.node_id = new_node_id()
+            self.created = True
             self._write_marker(
                 {
                     "format": CRAWL_FORMAT_VERSION,
@@ -205,6 +210,27 @@ class CrawlDir:
         fh.write(f"{os.getpid()}\n")
         fh.flush()
         self._lock = fh
+
+    def discard_if_new(self) -> None:
+        """Undo a start that failed before the crawl began: when ``open`` created this
+        crawl directory, remove what is in it (all of it written by this start, under
+        the lock) and the directory itself if ``open`` made it. A resumed directory is
+        never touched. Call after ``close``; never raises."""
+        if not self.created:
+            return
+        root = self.paths.root
+        self.close()
+        try:
+            for entry in root.iterdir():
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            if self._made_root:
+                root.rmdir()
+        except OSError as exc:
+            log.warning("could not remove the new crawl directory %s: %s", root, exc)
+        self.created = False
 
     def close(self) -> None:
         if self._lock is not None:

@@ -1,11 +1,13 @@
 """The one factory of a node: every component built from the settings before anything
 runs, so the node only runs them.
 
-Contract of ``build_node_parts``: on success every part is built and opened (crawl
-directory locked, frontier open for this node, store recovered, parser processes warm,
-metrics outputs open); on failure whatever was already built is closed again and the
-error propagates (a ``ConfigError`` for a store that is not available, a
-``CrawlDirError`` for a frontier that cannot be opened). The node closes the parts at its
+Contract of ``build_node_parts``: the inputs the settings name are checked first
+(``check_inputs``), and the metrics port taken, before anything is written to disk. On
+success every part is built and opened (crawl directory locked, frontier open for this
+node, store recovered, parser processes warm, metrics outputs open); on failure whatever
+was already built is closed again, a crawl directory this start created is removed, and
+the error propagates (a ``ConfigError`` for a store that is not available or cannot be
+reached, a ``CrawlDirError`` for a frontier that cannot be opened). The node closes the parts at its
 end (``NodeParts`` names them; the node owns their order of shutdown).
 """
 
@@ -19,11 +21,12 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.errors import CrawlDirError, HeadwayError
+from headway.errors import ConfigError, CrawlDirError, HeadwayError
+from headway.fetch.client import FetchConfig, tls_context
 from headway.frontier.backends import StoreTarget, backend_for
 from headway.frontier.store import FrontierStore
 from headway.policy.robots import RobotsCache
-from headway.runtime.components import host_limit_params
+from headway.runtime.components import fetch_config, host_limit_params
 from headway.runtime.crawldir import CrawlDir, CrawlPaths
 from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
@@ -63,6 +66,29 @@ class NodeParts:
     metrics_file: MetricsFile
     exporter: PrometheusExporter | None
     page_budget: float  # page fetches this run may still make (--max-pages)
+    fetch_config: FetchConfig
+
+
+def check_inputs(settings: Settings) -> FetchConfig:
+    """Everything the settings name that can be checked without touching the crawl
+    directory: name overrides, the hosts file, the certificate authorities, the frontier
+    backend. Returns the fetch configuration; raises ``ConfigError`` naming the key."""
+    fetch = fetch_config(settings)  # fetch.resolve, fetch.hosts_file
+    tls_context(fetch.ca_file)  # fetch.ca_file
+    backend_for(settings.frontier.store)  # frontier.store
+    return fetch
+
+
+def start_exporter(port: int) -> PrometheusExporter:
+    """The Prometheus exporter, listening; ``ConfigError`` when the port is taken."""
+    exporter = PrometheusExporter()
+    try:
+        exporter.start(port)
+    except OSError as exc:
+        raise ConfigError(
+            "runtime.metrics_port", f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"
+        ) from None
+    return exporter
 
 
 def lease_seconds(settings: Settings) -> float:
@@ -94,9 +120,15 @@ async def build_node_parts(
     extra_gap: Callable[[str], float] | None = None,
 ) -> NodeParts:
     s = settings
+    fetch = check_inputs(s)
     async with AsyncExitStack() as stack:
+        exporter: PrometheusExporter | None = None
+        if s.runtime.metrics_port:
+            exporter = start_exporter(s.runtime.metrics_port)
+            stack.callback(exporter.close)
         crawldir = CrawlDir(s.crawl.out)
         paths = crawldir.open()
+        stack.callback(crawldir.discard_if_new)  # runs last: a failed start leaves no new dir
         stack.callback(crawldir.close)
         fw = ThreadWorker("frontier")
         stack.callback(fw.shutdown)
@@ -147,11 +179,6 @@ async def build_node_parts(
         await loop.run_in_executor(None, pool.warm_up)
         metrics_file = MetricsFile(paths.metrics)
         stack.callback(metrics_file.close)
-        exporter: PrometheusExporter | None = None
-        if s.runtime.metrics_port:
-            exporter = PrometheusExporter()
-            exporter.start(s.runtime.metrics_port)
-            stack.callback(exporter.close)
         parts = NodeParts(
             crawldir=crawldir,
             paths=paths,
@@ -184,6 +211,7 @@ async def build_node_parts(
             metrics_file=metrics_file,
             exporter=exporter,
             page_budget=page_budget,
+            fetch_config=fetch,
         )
         stack.pop_all()
         return parts

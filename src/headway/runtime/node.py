@@ -43,11 +43,7 @@ from headway.policy.robots import (
     robots_from_response,
 )
 from headway.runtime.admission import Admission
-from headway.runtime.components import (
-    canon_options,
-    fetch_config,
-    retry_params,
-)
+from headway.runtime.components import canon_options, retry_params
 from headway.runtime.factory import PARSE_BATCH, NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.metrics import Counters
@@ -244,7 +240,7 @@ class Node:
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
         try:
-            fetcher = Fetcher(fetch_config(self.settings))  # loads the TLS authorities
+            fetcher = Fetcher(parts.fetch_config)  # loads the TLS authorities
             if self.on_started is not None:
                 self.on_started()
             self._started = time.monotonic()
