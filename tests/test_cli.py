@@ -99,3 +99,34 @@ def test_failures_inside_a_running_crawl_are_reported_without_a_traceback(
     out = capsys.readouterr().err  # type: ignore[attr-defined]
     assert "internal error: RuntimeError: boom" in out and "Traceback" not in out
     assert (tmp_path / "error.log").read_text().count("\n--- 20") + 1 == 2
+
+
+def test_unusable_seed_lines_are_skipped_listed_and_counted(tmp_path: Path) -> None:
+    """An undecodable line is one more unusable line: the rest are crawled; the first
+    lines skipped are listed with their numbers and the rest only counted."""
+    from headway.cli import SEED_PROBLEMS_LISTED
+    from headway.testing.simweb import HostSpec, SimWebSpec
+    from tests.integration.helpers import ThreadedSimWeb, crawl_argv, fetched_urls
+
+    spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=3, links_per_page=2), seed=1)
+    seeds = tmp_path / "seeds.txt"
+    with ThreadedSimWeb(spec) as web:
+        good = web.seeds()
+        bad = [f"ftp://f{i}.example/".encode() for i in range(15)]
+        seeds.write_bytes(
+            b"\n".join([good[0].encode(), b"http://caf\xe9.sim/", *bad, good[1].encode()])
+            + b"\n"
+        )
+        argv = crawl_argv(seeds, tmp_path / "c", "--delay", "0", "--max-duration", "30")
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        fetched = set(fetched_urls(web, web.log))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    listed = [line for line in proc.stderr.splitlines() if " skipped: " in line]
+    assert len(listed) == SEED_PROBLEMS_LISTED, listed
+    assert "line 2 skipped: not UTF-8" in listed[0]
+    assert "line 3 skipped: unsupported scheme 'ftp'" in listed[1]
+    assert f"16 unusable lines skipped in all ({SEED_PROBLEMS_LISTED} listed); 2 seeds kept" in (
+        proc.stderr
+    )
+    assert set(good) <= fetched

@@ -14,11 +14,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headway import __version__
 from headway.errors import HeadwayError
 from headway.settings import KEYS, Key, Settings, settings_from_sources
+
+if TYPE_CHECKING:
+    from headway.urls.seeds import SeedList
 
 log = logging.getLogger("headway")
 
@@ -282,7 +285,7 @@ def _crawl(args: argparse.Namespace) -> int:
     _setup_logging(settings.output.log_format, settings.output.quiet)
     from headway.runtime.components import canon_options
     from headway.urls.scope import load_optout
-    from headway.urls.seeds import MAX_PROBLEMS, load_seeds
+    from headway.urls.seeds import load_seeds
 
     seeds: list[str] = []
     if args.command == "node":
@@ -293,22 +296,41 @@ def _crawl(args: argparse.Namespace) -> int:
             )
             return 2
     else:
-        seeds, problems = load_seeds(
+        loaded = load_seeds(
             args.seeds,
             default_scheme=settings.crawl.seed_scheme,
             options=canon_options(settings),
             max_length=settings.scope.max_url_length,
         )
-        for p in problems:
-            log.warning("%s line %d skipped: %s (%r)", args.seeds, p.line_no, p.reason, p.line)
-        if len(problems) >= MAX_PROBLEMS:
-            log.warning("%s: further unusable lines not listed", args.seeds)
+        seeds = loaded.urls
+        _report_seed_problems(args.seeds, loaded)
     optout = None
     if settings.scope.optout_file is not None:
         optout, oproblems = load_optout(settings.scope.optout_file)
         for msg in oproblems:
             log.warning("%s: %s", settings.scope.optout_file, msg)
     return asyncio_run_crawl(settings, seeds, optout)
+
+
+#: Unusable seed lines listed one by one; the rest are counted.
+SEED_PROBLEMS_LISTED = 10
+
+
+def _report_seed_problems(path: Path, loaded: SeedList) -> None:
+    """Warn about the first ``SEED_PROBLEMS_LISTED`` unusable seed lines (line number,
+    reason, the start of the line) and count the rest."""
+    listed = loaded.problems[:SEED_PROBLEMS_LISTED]
+    for p in listed:
+        shown = f" ({p.line!r})" if p.line else ""
+        log.warning("%s line %d skipped: %s%s", path, p.line_no, p.reason, shown)
+    if loaded.unusable > len(listed):
+        log.warning(
+            "%s: %d unusable lines skipped in all (%d listed); %d seeds kept",
+            path,
+            loaded.unusable,
+            len(listed),
+            len(loaded.urls),
+        )
 
 
 def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:

@@ -4,15 +4,16 @@ Contract of :func:`parse_seeds`: one seed a line, either a URL (``https://exampl
 or a bare domain with an optional path or port (``example.org``, ``example.org/news``,
 ``example.org:8080``), which gets ``default_scheme``. Blank lines and lines starting with
 ``#`` are skipped; a trailing `` # comment`` (whitespace before ``#``) is dropped. The
-result is the canonical URLs, de-duplicated in first-seen order, and one
-:class:`SeedProblem` per unusable line (1-based line numbers). A bad line never stops
-the rest: only :func:`load_seeds` raises, when the file itself is unusable.
+result (:class:`SeedList`) is the canonical URLs, de-duplicated in first-seen order,
+one :class:`SeedProblem` per unusable line (1-based line numbers; at most
+``MAX_PROBLEMS`` kept) and the count of all unusable lines. A bad line never stops the
+rest: only :func:`load_seeds` raises, when the file itself is unusable.
 
 :func:`load_seeds` reads the file as a stream in bounded memory, whatever it is (a
 pipe, a device that never ends): a line longer than ``MAX_SEED_LINE`` bytes is skipped
-as a problem without being held, a file longer than ``MAX_SEEDS_BYTES`` is refused, at
-most ``MAX_PROBLEMS`` problems are kept, and a problem shows at most ``SHOWN_CHARS`` of
-its line.
+as a problem without being held, a line that is not UTF-8 is skipped as a problem, a
+file longer than ``MAX_SEEDS_BYTES`` is refused, and a problem shows at most
+``SHOWN_CHARS`` of its line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import ipaddress
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import urlsplit
@@ -28,7 +30,7 @@ from urllib.parse import urlsplit
 from headway.errors import SeedError
 from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize
 
-__all__ = ["SeedProblem", "load_seeds", "parse_seeds"]
+__all__ = ["SeedList", "SeedProblem", "Unreadable", "load_seeds", "parse_seeds"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _TRAILING_COMMENT = re.compile(r"\s+#.*$")
@@ -52,6 +54,23 @@ class SeedProblem:
     line_no: int
     line: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeedList:
+    """The usable seeds of a file, the problems kept (at most ``MAX_PROBLEMS``) and the
+    number of unusable lines in all."""
+
+    urls: list[str]
+    problems: list[SeedProblem]
+    unusable: int
+
+
+class Unreadable(StrEnum):
+    """A line that was not read as text: why (the problem's reason)."""
+
+    TOO_LONG = f"line longer than {MAX_SEED_LINE} bytes"
+    NOT_UTF8 = "not UTF-8"
 
 
 def _seed_url(text: str, default_scheme: str) -> tuple[str | None, str]:
@@ -95,30 +114,33 @@ def _host_problem(url: str) -> str | None:
 
 
 def parse_seeds(
-    lines: Iterable[str | None],
+    lines: Iterable[str | Unreadable],
     *,
     default_scheme: str = "https",
     options: CanonOptions = DEFAULT_OPTIONS,
     max_length: int | None = None,
-) -> tuple[list[str], list[SeedProblem]]:
-    """Canonical seed URLs and the problems of the lines that were skipped (at most
-    ``MAX_PROBLEMS``); a line given as None was too long to read. ``max_length``: longer
-    canonical URLs are problems (admission would refuse them)."""
+) -> SeedList:
+    """Canonical seed URLs and the problems of the lines that were skipped; a line given
+    as ``Unreadable`` could not be read as text. ``max_length``: longer canonical URLs are
+    problems (admission would refuse them)."""
     if default_scheme not in ("http", "https"):
         raise ValueError(f"default_scheme must be 'http' or 'https', not {default_scheme!r}")
     seeds: list[str] = []
     seen: set[str] = set()
     problems: list[SeedProblem] = []
     texts: set[str] = set()
+    unusable = 0
 
     def problem(line_no: int, line: str, reason: str) -> None:
+        nonlocal unusable
+        unusable += 1
         if len(problems) < MAX_PROBLEMS:
             shown = line if len(line) <= SHOWN_CHARS else line[:SHOWN_CHARS] + "..."
             problems.append(SeedProblem(line_no, shown, reason))
 
     for line_no, raw in enumerate(lines, start=1):
-        if raw is None:
-            problem(line_no, "", f"line longer than {MAX_SEED_LINE} bytes")
+        if isinstance(raw, Unreadable):
+            problem(line_no, "", raw.value)
             continue
         line = raw.rstrip("\r\n")
         text = line.strip()
@@ -146,23 +168,23 @@ def parse_seeds(
         if canonical not in seen:
             seen.add(canonical)
             seeds.append(canonical)
-    return seeds, problems
+    return SeedList(seeds, problems, unusable)
 
 
-def _read_lines(fh: BinaryIO, path: Path) -> Iterator[str | None]:
-    """The lines of a seeds file, decoded; None for a line over ``MAX_SEED_LINE`` bytes
-    (read past, never held). Raises SeedError past ``MAX_SEEDS_BYTES`` or on bytes that
-    are not UTF-8."""
+def _read_lines(fh: BinaryIO, path: Path) -> Iterator[str | Unreadable]:
+    """The lines of a seeds file, decoded; ``Unreadable`` for a line over
+    ``MAX_SEED_LINE`` bytes (read past, never held) or one that is not UTF-8. Raises
+    SeedError past ``MAX_SEEDS_BYTES``."""
     buf = b""
     overlong = False
     total = 0
     line_no = 0
 
-    def decode(raw: bytes) -> str:
+    def decode(raw: bytes) -> str | Unreadable:
         try:
             return raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
         except UnicodeDecodeError:
-            raise SeedError(f"seeds file {path} is not UTF-8 (line {line_no})") from None
+            return Unreadable.NOT_UTF8
 
     while True:
         chunk = fh.read(_READ)
@@ -182,7 +204,7 @@ def _read_lines(fh: BinaryIO, path: Path) -> Iterator[str | None]:
                 break
             line_no += 1
             if overlong or end - start > MAX_SEED_LINE:
-                yield None
+                yield Unreadable.TOO_LONG
             else:
                 yield decode(buf[start:end])
             overlong = False
@@ -193,7 +215,7 @@ def _read_lines(fh: BinaryIO, path: Path) -> Iterator[str | None]:
             buf = b""
     if buf or overlong:
         line_no += 1
-        yield None if overlong else decode(buf)
+        yield Unreadable.TOO_LONG if overlong else decode(buf)
 
 
 def load_seeds(
@@ -202,13 +224,13 @@ def load_seeds(
     default_scheme: str = "https",
     options: CanonOptions = DEFAULT_OPTIONS,
     max_length: int | None = None,
-) -> tuple[list[str], list[SeedProblem]]:
+) -> SeedList:
     """Read and parse a seeds file (UTF-8) in bounded memory (see the module docstring).
-    Raises SeedError when the file cannot be read, is not UTF-8, is too large, or holds
-    no usable seed."""
+    Raises SeedError when the file cannot be read, is too large, or holds no usable
+    seed."""
     try:
         with path.open("rb") as fh:
-            seeds, problems = parse_seeds(
+            result = parse_seeds(
                 _read_lines(fh, path),
                 default_scheme=default_scheme,
                 options=options,
@@ -216,9 +238,11 @@ def load_seeds(
             )
     except OSError as exc:
         raise SeedError(f"cannot read seeds file {path}: {exc.strerror or exc}") from None
-    if not seeds:
-        detail = "; ".join(f"line {p.line_no}: {p.reason}" for p in problems[:_MAX_PROBLEMS_SHOWN])
+    if not result.urls:
+        detail = "; ".join(
+            f"line {p.line_no}: {p.reason}" for p in result.problems[:_MAX_PROBLEMS_SHOWN]
+        )
         raise SeedError(
             f"no usable seed in {path}" + (f" ({detail})" if detail else " (file is empty)")
         )
-    return seeds, problems
+    return result
