@@ -114,8 +114,7 @@ def test_unusable_seed_lines_are_skipped_listed_and_counted(tmp_path: Path) -> N
         good = web.seeds()
         bad = [f"ftp://f{i}.example/".encode() for i in range(15)]
         seeds.write_bytes(
-            b"\n".join([good[0].encode(), b"http://caf\xe9.sim/", *bad, good[1].encode()])
-            + b"\n"
+            b"\n".join([good[0].encode(), b"http://caf\xe9.sim/", *bad, good[1].encode()]) + b"\n"
         )
         argv = crawl_argv(seeds, tmp_path / "c", "--delay", "0", "--max-duration", "30")
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
