@@ -103,3 +103,33 @@ def test_host_limit_overrides_parse_and_validate() -> None:
     for bad in ("noequals", "x=0", "x=65", "*=2", "=3", "x=lots"):
         with pytest.raises(ConfigError, match=r"politeness\.host_limit"):
             build_settings({"user_agent": UA, "host_limit": [bad]})
+
+
+def test_recrawl_is_off_by_default_with_documented_bounds() -> None:
+    r = build_settings({"user_agent": UA}).recrawl
+    assert (r.recrawl, r.revisit_min, r.revisit_max, r.recrawl_share) == (
+        False,
+        86_400.0,
+        2_592_000.0,
+        0.5,
+    )
+    short = build_settings({"user_agent": UA, "revisit_min": "0.5", "revisit_max": 3}).recrawl
+    assert (short.revisit_min, short.revisit_max) == (0.5, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("values", "key", "message"),
+    [
+        ({"revisit_min": 0}, "recrawl.revisit_min", "positive number of seconds"),
+        ({"revisit_max": "0"}, "recrawl.revisit_max", "positive number of seconds"),
+        ({"revisit_min": 10, "revisit_max": 5}, "recrawl.revisit_max", "at least revisit_min"),
+        ({"revisit_min": "soon"}, "recrawl.revisit_min", "expected a number"),
+        ({"recrawl_share": 1.5}, "recrawl.recrawl_share", r"within \[0, 1\]"),
+        ({"recrawl": "maybe"}, "recrawl.recrawl", "true or false"),
+    ],
+)
+def test_recrawl_settings_are_checked(values: dict[str, object], key: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        build_settings({"user_agent": UA, **values})
+    assert err.value.key == key
+    assert "\n" not in str(err.value)

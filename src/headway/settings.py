@@ -269,6 +269,28 @@ class DistributedSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RecrawlSettings:
+    recrawl: bool = _opt(
+        False,
+        "keep crawling: a page that answered 200 or 304 is fetched again after its revisit "
+        "interval, with conditional GET; the crawl then runs until a limit or Ctrl-C",
+    )
+    revisit_min: float = _opt(
+        86_400.0, "shortest revisit interval, seconds (any positive number)", min=0
+    )
+    revisit_max: float = _opt(
+        2_592_000.0, "longest revisit interval, seconds (at least revisit-min)", min=0
+    )
+    recrawl_share: float = _opt(
+        0.5,
+        "share of page fetches that go to due revisits while new URLs wait too (either "
+        "kind takes what the other leaves)",
+        min=0,
+        max=1,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class OutputSettings:
     quiet: bool = _opt(False, "no progress line, only the summary")
     log_format: str = _opt("text", "log format on stderr", choices=("text", "json"))
@@ -287,6 +309,7 @@ class Settings:
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     distributed: DistributedSettings = field(default_factory=DistributedSettings)
+    recrawl: RecrawlSettings = field(default_factory=RecrawlSettings)
     output: OutputSettings = field(default_factory=OutputSettings)
 
     @property
@@ -559,6 +582,17 @@ def validate(settings: Settings) -> None:
     parse_resolve_rules(f.resolve)  # ConfigError naming fetch.resolve
     if f.proxy is not None and not re.match(r"^https?://", f.proxy):
         raise ConfigError("fetch.proxy", f"must be an http:// or https:// URL; got {f.proxy!r}")
+    r = settings.recrawl
+    for name in ("revisit_min", "revisit_max"):
+        if getattr(r, name) <= 0:
+            raise ConfigError(
+                f"recrawl.{name}", f"must be a positive number of seconds; got {getattr(r, name)!r}"
+            )
+    if r.revisit_min > r.revisit_max:
+        raise ConfigError(
+            "recrawl.revisit_max",
+            f"must be at least revisit_min ({r.revisit_min:g} s); got {r.revisit_max:g} s",
+        )
     for pattern_key in ("include", "exclude"):
         for pattern in getattr(settings.scope, pattern_key):
             try:

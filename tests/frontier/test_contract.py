@@ -479,3 +479,58 @@ def test_sqlite_refuses_another_schema_version(tmp_path: Path) -> None:
 def test_default_limits_are_the_documented_ones() -> None:
     assert TEST_LIMITS.host_budget == FrontierLimits().host_budget == 10_000
     assert FrontierLimits().max_queued == 10_000_000
+
+
+def _two_kinds(store: FrontierStore) -> tuple[list[str], list[str]]:
+    """Host a.test with two revisits due (fetched once, due at 10 and 5) and two new
+    URLs; the revisits have the better priority."""
+    store.add([entry("http://a.test/old1", 0), entry("http://a.test/old2", 0)], now=0)
+    first = lease(store, "a.test", 2, now=0, lease_seconds=60)
+    due = {"http://a.test/old1": 10.0, "http://a.test/old2": 5.0}
+    store.complete(
+        [Completion(u.id, Settle.DONE, revisit_at=due[u.url], validators="v") for u in first],
+        [entry("http://a.test/new1", 3), entry("http://a.test/new2", 4)],
+        now=1,
+    )
+    return ["http://a.test/old2", "http://a.test/old1"], [
+        "http://a.test/new1",
+        "http://a.test/new2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("revisits_first", "order"),
+    [(None, "oonn"), (True, "oonn"), (False, "nnoo")],
+)
+def test_lease_order_of_due_revisits_and_new_urls(
+    store: FrontierStore, revisits_first: bool | None, order: str
+) -> None:
+    old, _new = _two_kinds(store)
+    got: list[str] = []
+    for _ in range(4):
+        (u,) = store.lease_many(
+            [("a.test", 1)], now=20, lease_seconds=60, revisits_first=revisits_first
+        )
+        got.append(u.url)
+        assert u.fetches == (1 if u.url in old else 0)
+    # revisits first: most overdue first; by priority: old1 and old2 tie on priority and
+    # the older row goes first
+    kinds = "".join("o" if u in old else "n" for u in got)
+    assert kinds == order
+    if revisits_first:
+        assert got[:2] == old
+    assert store.lease_many([("a.test", 1)], now=20, lease_seconds=60) == []
+
+
+def test_lease_preference_fills_with_the_other_kind_and_waits_for_due(
+    store: FrontierStore,
+) -> None:
+    old, new = _two_kinds(store)
+    # at 7 only old2 is due: revisits first takes it, then new URLs fill the batch
+    got = store.lease_many([("a.test", 3)], now=7, lease_seconds=60, revisits_first=True)
+    assert [u.url for u in got] == [old[0], *new]
+    assert store.lease_many([("a.test", 3)], now=7, lease_seconds=60, revisits_first=False) == []
+    (late,) = store.lease_many([("a.test", 3)], now=10, lease_seconds=60, revisits_first=False)
+    assert late.url == old[1]
+    c = store.counts()
+    assert (c.queued, c.leased) == (0, 4)

@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 
 from headway.fetch.result import FetchResult
+from headway.policy.outcome import Outcome
 from headway.store.warc import (
+    NOT_MODIFIED_PROFILE,
     REVISIT_PROFILE,
+    EarlierCapture,
     WarcWriter,
     WrittenRecord,
     payload_digest,
@@ -179,6 +182,46 @@ def test_known_payloads_give_revisits_after_restart(tmp_path: Path) -> None:
     h = read_records(only_file(tmp_path))[1]["headers"]
     assert h.get_header("WARC-Refers-To-Target-URI") == "http://example.com/orig"
     assert h.get_header("WARC-Refers-To-Date") == "2020-01-02T03:04:05Z"
+
+
+def test_not_modified_becomes_server_not_modified_revisit(tmp_path: Path) -> None:
+    first = fetch_result(url="http://example.com/p", response_headers=(("ETag", '"v1"'),))
+    w = WarcWriter(tmp_path)
+    payloads: dict[str, tuple[str, str]] = {}
+    a = w.write_exchange(first, payloads)
+    earlier = EarlierCapture("http://example.com/p", warc_date(T0), a.record_id)
+    again = fetch_result(
+        url="http://example.com/p",
+        started_at=T0 + 60,
+        outcome=Outcome.NOT_MODIFIED,
+        status=304,
+        reason="Not Modified",
+        request_headers=(("If-None-Match", '"v1"'),),
+        response_headers=(("ETag", '"v1"'),),
+        raw_body=b"",
+        body=b"",
+    )
+    b = w.write_exchange(again, payloads, digest=a.payload_digest, not_modified_of=earlier)
+    # a 304 without an earlier capture (none stored) stays a plain response
+    c = w.write_exchange(again, payloads)
+    w.close()
+    assert (b.revisit, c.revisit) == (True, False)
+    assert b.refers_to is not None and b.refers_to.profile == NOT_MODIFIED_PROFILE
+    assert w.statistics().revisits == 1 and w.statistics().not_modified == 1
+    recs = read_records(only_file(tmp_path))
+    assert [x["type"] for x in recs][3:] == ["revisit", "request", "response", "request"]
+    h = recs[3]["headers"]
+    assert h.get_header("WARC-Profile") == NOT_MODIFIED_PROFILE
+    assert NOT_MODIFIED_PROFILE == "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+    assert h.get_header("WARC-Refers-To-Target-URI") == "http://example.com/p"
+    assert h.get_header("WARC-Refers-To-Date") == recs[1]["headers"].get_header("WARC-Date")
+    assert h.get_header("WARC-Refers-To") == recs[1]["headers"].get_header("WARC-Record-ID")
+    assert h.get_header("WARC-Payload-Digest") == a.payload_digest
+    assert recs[3]["http"].statusline == "304 Not Modified" and recs[3]["payload"] == b""
+    assert recs[4]["http"].get_header("If-None-Match") == '"v1"'
+    # a 200 is never written as server-not-modified, whatever the caller passes
+    d = WarcWriter(tmp_path / "x").write_exchange(first, {}, not_modified_of=earlier)
+    assert not d.revisit
 
 
 def test_written_record_points_at_its_gzip_member(tmp_path: Path) -> None:

@@ -306,10 +306,11 @@ class Fetcher:
             errors_by_outcome=dict(self._errors),
         )
 
-    async def fetch(self, url: str) -> FetchResult:
-        """GET ``url`` once, redirects not followed."""
+    async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
+        """GET ``url`` once, redirects not followed; ``extra_headers`` are sent besides
+        the client's own (e.g. the validators of a conditional revisit)."""
         cfg = self._config
-        return await self._fetch(url, cfg.max_body, cfg.max_decoded)
+        return await self._fetch(url, cfg.max_body, cfg.max_decoded, extra_headers)
 
     async def fetch_robots(self, url: str) -> FetchResult:
         """GET one robots.txt URL (one hop: a redirect is returned, see
@@ -317,12 +318,14 @@ class Fetcher:
         cap = self._config.max_robots
         return await self._fetch(url, cap, cap)
 
-    async def _fetch(self, url: str, max_body: int, max_decoded: int) -> FetchResult:
+    async def _fetch(
+        self, url: str, max_body: int, max_decoded: int, extra: Headers = ()
+    ) -> FetchResult:
         async with self._slots:
             self._requests += 1
             self._in_flight += 1
             try:
-                result = await self._exchange(url, max_body, max_decoded)
+                result = await self._exchange(url, max_body, max_decoded, extra)
             finally:
                 self._in_flight -= 1
         self._bytes += len(result.raw_body)
@@ -330,15 +333,17 @@ class Fetcher:
             self._errors[result.outcome.value] += 1
         return result
 
-    def _planned_headers(self, url: URL) -> Headers:
+    def _planned_headers(self, url: URL, extra: Headers) -> Headers:
         host = url.raw_host or ""
         if ":" in host:
             host = f"[{host}]"
         if url.explicit_port:
             host = f"{host}:{url.port}"
-        return (("Host", host), *self._headers.items())
+        return (("Host", host), *self._headers.items(), *extra)
 
-    async def _exchange(self, url: str, max_body: int, max_decoded: int) -> FetchResult:
+    async def _exchange(
+        self, url: str, max_body: int, max_decoded: int, extra: Headers = ()
+    ) -> FetchResult:
         started_at = time.time()
         t0 = time.monotonic()
 
@@ -364,7 +369,7 @@ class Fetcher:
             # canonical URLs carry no credentials; one that does is never used with them
             target = target.with_user(None)
             url = str(target)
-        ex = _Exchange(self._planned_headers(target))
+        ex = _Exchange(self._planned_headers(target, extra))
         literal = _ip_literal(target.raw_host)
         if literal is not None and (reason := self._guard.refusal(literal)) is not None:
             ex.ip = literal
@@ -373,7 +378,7 @@ class Fetcher:
             raise RuntimeError("Fetcher used outside 'async with'")
         try:
             async with asyncio.timeout(self._config.total_timeout):
-                await self._request(target, ex, max_body)
+                await self._request(target, ex, max_body, extra)
         except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
             outcome, error = classify_error(exc)
             if ex.status is None:
@@ -386,11 +391,11 @@ class Fetcher:
                 ex.response.close()
         return await self._result(url, started_at, t0, ex, max_decoded)
 
-    async def _request(self, url: URL, ex: _Exchange, max_body: int) -> None:
+    async def _request(self, url: URL, ex: _Exchange, max_body: int, extra: Headers) -> None:
         assert self._session is not None
         async with self._session.get(
             url,
-            headers=self._headers,
+            headers={**self._headers, **dict(extra)} if extra else self._headers,
             allow_redirects=False,
             proxy=self._config.proxy,
             trace_request_ctx=ex,

@@ -81,6 +81,27 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LIMITS = FrontierLimits()
 
+_LEASE_COLS = "SELECT id, url, depth, priority, fp, via, attempts, validators, fetches"
+#: Ready URLs of a host by priority, then oldest; pinned to the host-queue index (the
+#: planner would otherwise sort the host's whole queue). ``{kind}`` narrows to new URLs.
+_BY_PRIORITY = (
+    f"{_LEASE_COLS} FROM urls INDEXED BY urls_host_queue"
+    f" WHERE host_id = ? AND state = {QUEUED} AND not_before <= ?{{kind}}"
+    " ORDER BY priority, id LIMIT ?"
+)
+#: Due revisits of a host (fetched before), most overdue first.
+_DUE_REVISITS = (
+    f"{_LEASE_COLS} FROM urls INDEXED BY urls_host_wait"
+    f" WHERE host_id = ? AND state = {QUEUED} AND not_before <= ? AND fetches > 0"
+    " ORDER BY not_before, id LIMIT ?"
+)
+#: The queries of one host's lease, in turn, for each ``revisits_first`` choice.
+_LEASE_PASSES: dict[bool | None, tuple[str, ...]] = {
+    None: (_BY_PRIORITY.format(kind=""),),
+    True: (_DUE_REVISITS, _BY_PRIORITY.format(kind="")),
+    False: (_BY_PRIORITY.format(kind=" AND fetches = 0"), _BY_PRIORITY.format(kind="")),
+}
+
 
 class SqliteFrontier:
     """``FrontierStore`` on one SQLite file (WAL, synchronous=NORMAL), for node
@@ -401,7 +422,12 @@ class SqliteFrontier:
             tx.by_name[host].ready_at = ready_at
 
     def lease_many(
-        self, wants: Sequence[tuple[str, int]], now: float, lease_seconds: float
+        self,
+        wants: Sequence[tuple[str, int]],
+        now: float,
+        lease_seconds: float,
+        *,
+        revisits_first: bool | None = None,
     ) -> list[LeasedUrl]:
         out: list[LeasedUrl] = []
         with self._tx() as tx:
@@ -411,20 +437,22 @@ class SqliteFrontier:
                 h = tx.by_name.get(host)
                 if h is None or h.queued <= 0 or n <= 0:
                     continue
-                rows = tx.conn.execute(
-                    "SELECT id, url, depth, priority, fp, via, attempts, validators, fetches"
-                    # pinned: the planner would otherwise sort the host's whole queue
-                    " FROM urls INDEXED BY urls_host_queue"
-                    f" WHERE host_id = ? AND state = {QUEUED} AND not_before <= ?"
-                    " ORDER BY priority, id LIMIT ?",
-                    (h.id, now, min(n, h.queued)),
-                ).fetchall()
+                rows: list[Any] = []
+                for sql in _LEASE_PASSES[revisits_first]:
+                    want = min(n, h.queued) - len(rows)
+                    if want <= 0:
+                        break
+                    got = tx.conn.execute(sql, (h.id, now, want)).fetchall()
+                    if got:
+                        # leased before the next pass reads, so it is not read twice
+                        tx.conn.executemany(
+                            f"UPDATE urls SET state = {LEASED}, lease_expires = ?, owner = ?"
+                            " WHERE id = ?",
+                            [(expires, self._node_id, r[0]) for r in got],
+                        )
+                        rows += got
                 if not rows:
                     continue
-                tx.conn.executemany(
-                    f"UPDATE urls SET state = {LEASED}, lease_expires = ?, owner = ? WHERE id = ?",
-                    [(expires, self._node_id, r[0]) for r in rows],
-                )
                 h.pop(len(rows))
                 tx.totals["queued"] -= len(rows)
                 tx.totals["leased"] += len(rows)

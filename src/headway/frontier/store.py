@@ -181,12 +181,21 @@ class FrontierStore(Protocol):
         ...
 
     def lease_many(
-        self, wants: Sequence[tuple[str, int]], now: float, lease_seconds: float
+        self,
+        wants: Sequence[tuple[str, int]],
+        now: float,
+        lease_seconds: float,
+        *,
+        revisits_first: bool | None = None,
     ) -> list[LeasedUrl]:
         """For each (host, n): up to ``n`` queued URLs of ``host`` with not_before <= now,
         best priority then oldest first, LEASED to this node until now + lease_seconds.
         One transaction (one round trip) for the whole batch; results grouped by host in
-        the order of ``wants``."""
+        the order of ``wants``.
+
+        ``revisits_first`` (recrawl): True takes due revisits (URLs fetched before,
+        ``fetches > 0``) first, most overdue first; False takes new URLs first; either
+        way the rest of ``n`` is filled by the plain order. None: the plain order only."""
         ...
 
     def extend_leases(self, ids: Sequence[int], now: float, lease_seconds: float) -> int:

@@ -5,7 +5,12 @@ Exact-duplicate payloads become revisit records against the crawl's shared paylo
 digests (kept by the frontier backend, so every node sees the same set): per batch, the
 digests are computed, looked up in one call, and the new first captures are recorded in
 one call after the records are flushed (a digest never names a record that a crash could
-still cut off)."""
+still cut off).
+
+With recrawl, a ``304`` to a conditional revisit is written as a server-not-modified
+revisit record referring to the earlier capture (the URL's ``PageWork.previous``), and
+``plan`` (given at construction) decides each page's next revisit once its record is
+written, so its crawl-log line carries what the fetch found."""
 
 from __future__ import annotations
 
@@ -18,14 +23,14 @@ from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.stats import StoreStats
-from headway.runtime.work import PageWork
+from headway.runtime.work import PageWork, Revisit
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.cdxj import CdxjWriter
 from headway.store.cdxjsort import discard_leftovers, sort_index
 from headway.store.crawllog import CrawlLog, CrawlLogEntry
 from headway.store.recovery import recover_store
-from headway.store.warc import WarcWriter, payload_digest
+from headway.store.warc import EarlierCapture, WarcWriter, WrittenRecord, payload_digest
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,9 @@ SYNC_INTERVAL = 1.0
 FindPayloads = Callable[[Sequence[str]], Awaitable[dict[str, tuple[str, str]]]]
 #: Records (digest, target URI, WARC-Date) first captures; first writer wins.
 PutPayloads = Callable[[Sequence[tuple[str, str, str]]], Awaitable[None]]
+#: Recrawl: the next revisit of a written page (None: not revisited); runs on the store
+#: thread.
+PlanRevisit = Callable[[PageWork, WrittenRecord | None], Revisit | None]
 
 _SERIAL = re.compile(r"-(\d+)\.warc\.gz$")
 
@@ -63,11 +71,13 @@ class StoreWriter:
         *,
         find_payloads: FindPayloads,
         put_payloads: PutPayloads,
+        plan_revisit: PlanRevisit | None = None,
     ) -> None:
         self._paths = paths
         self._settings = settings
         self._find_payloads = find_payloads
         self._put_payloads = put_payloads
+        self._plan_revisit = plan_revisit
         self._worker = ThreadWorker("store")
         self._warc: WarcWriter | None = None
         self._cdxj: CdxjWriter | None = None
@@ -136,11 +146,17 @@ class StoreWriter:
             res = work.result
             rec = None
             if res is not None and digest is not None:
-                rec = self._warc.write_exchange(res, payloads, digest=digest)
+                rec = self._warc.write_exchange(
+                    res, payloads, digest=digest, not_modified_of=_not_modified_of(work)
+                )
                 self._crash_point(CrashPoint.WARC_WRITTEN)
                 self._cdxj.append(res, rec)
                 self._crash_point(CrashPoint.CDXJ_WRITTEN)
+            work.written = rec
             lease = work.lease
+            if self._plan_revisit is not None and lease is not None:
+                work.revisit = self._plan_revisit(work, rec)
+            revisit = work.revisit
             parsed = work.parsed
             error = work.parse_error or (res.error if res is not None else None)
             if error is None and parsed is not None and parsed.refused is not None:
@@ -169,6 +185,8 @@ class StoreWriter:
                     simhash=f"{parsed.simhash:016x}" if parsed and parsed.simhash else None,
                     near_dup_of=work.near_dup_of,
                     handler=parsed.kind if parsed is not None else None,
+                    change=revisit.change.value if revisit is not None else None,
+                    revisit_in=round(revisit.state.interval, 3) if revisit is not None else None,
                 )
             )
             if lease is not None:
@@ -230,5 +248,19 @@ def _digests_of(batch: Sequence[PageWork]) -> list[str | None]:
     for work in batch:
         res = work.result
         stored = res is not None and res.status is not None and work.store_body
-        out.append(payload_digest(res.raw_body) if stored and res is not None else None)
+        if not stored or res is None:
+            out.append(None)
+        elif res.status == 304 and work.previous is not None and work.previous.digest:
+            out.append(work.previous.digest)  # the payload the 304 confirms
+        else:
+            out.append(payload_digest(res.raw_body))
     return out
+
+
+def _not_modified_of(work: PageWork) -> EarlierCapture | None:
+    """The earlier capture a 304 of ``work`` refers to (None: not a revisit with one)."""
+    prev = work.previous
+    if prev is None or prev.capture is None:
+        return None
+    cap = prev.capture
+    return EarlierCapture(cap.uri, cap.date, cap.record_id)

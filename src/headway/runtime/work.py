@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from headway.fetch.result import FetchResult
 from headway.frontier.store import Completion, LeasedUrl, UrlEntry
 from headway.parse.page import ParsedPage
+from headway.policy.revisit import Change, RevisitState
+from headway.store.warc import WrittenRecord
 
 
 @dataclass(slots=True)
@@ -28,6 +30,19 @@ class PageWork:
     handler: str = "html"  # the content handler that reads the body
     near_dup_of: str | None = None  # an earlier page of the host with nearly the same text
     documents: tuple[UrlEntry, ...] = ()  # sitemaps a robots.txt answer names, admitted
+    previous: RevisitState | None = None  # recrawl: the URL's state at its lease
+    written: WrittenRecord | None = None  # where the store wrote its record
+    revisit: Revisit | None = None  # recrawl: when the URL is due again
+
+
+@dataclass(frozen=True, slots=True)
+class Revisit:
+    """A fetched URL's next revisit: what this fetch found, the state to store and the
+    time it is due again."""
+
+    change: Change
+    state: RevisitState
+    due_at: float
 
 
 @dataclass(frozen=True, slots=True)

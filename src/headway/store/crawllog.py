@@ -44,6 +44,8 @@ class CrawlLogEntry:
     simhash: str | None = None  # SimHash of the page's visible text, 16 hex digits
     near_dup_of: str | None = None  # an earlier page of the host within the SimHash distance
     handler: str | None = None  # the content handler that read the body (html, sitemap, feed)
+    change: str | None = None  # recrawl: "first", "changed" or "unchanged"
+    revisit_in: float | None = None  # recrawl: seconds until the URL is due again
 
 
 _FIELDS = tuple(f.name for f in fields(CrawlLogEntry))

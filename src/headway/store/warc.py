@@ -7,7 +7,10 @@ Contract:
   received) or, when a non-empty payload with the same digest is in the ``payloads`` map
   the caller passes (digest -> first capture: the crawl's shared payload digests, see
   ``FrontierStore.find_payloads``), a ``revisit`` record (identical-payload-digest
-  profile, headers only); a new non-empty digest is added to that map. Then the
+  profile, headers only); a new non-empty digest is added to that map. A ``304`` answer
+  to a conditional revisit, given the earlier capture (``not_modified_of``), is a
+  ``revisit`` record with the server-not-modified profile, referring to that capture
+  (target URI, date and, when known, record id) and carrying its payload digest. Then the
   ``request`` record. Both are linked with ``WARC-Concurrent-To``. It returns where the
   response/revisit record landed, for the CDXJ index.
 - Each record is its own standard gzip member (RFC 1952, read by every WARC and gzip
@@ -26,6 +29,7 @@ Contract:
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import os
@@ -52,6 +56,7 @@ from headway.fetch.result import FetchResult, Headers
 log = logging.getLogger(__name__)
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 WARC_VERSION = "1.1"
 #: ``compress_level`` (zlib's 1-9 scale) -> ISA-L level (0-3). On HTML: ISA-L 0 is the
 #: fastest and about 15% larger than 1; 1 and 2 are about zlib 1 in size; 3 about zlib 6.
@@ -68,6 +73,17 @@ _CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-f
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierCapture:
+    """The capture a revisit record refers to: target URI, WARC-Date, and the record id
+    when known (it is not for a capture found by payload digest)."""
+
+    uri: str
+    date: str
+    record_id: str | None = None
+    profile: str = REVISIT_PROFILE
+
+
+@dataclass(frozen=True, slots=True)
 class WrittenRecord:
     """Where a response (or revisit) record landed."""
 
@@ -77,6 +93,7 @@ class WrittenRecord:
     payload_digest: str  # "sha1:<BASE32>" of raw_body
     revisit: bool
     record_id: str  # WARC-Record-ID of the response/revisit record
+    refers_to: EarlierCapture | None = None  # the capture a revisit record refers to
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +104,7 @@ class WarcStats:
     records: int  # every record written, warcinfo and request records included
     bytes_written: int  # compressed bytes
     revisits: int
+    not_modified: int = 0  # revisits recording a 304 (server-not-modified)
 
 
 def payload_digest(body: bytes) -> str:
@@ -187,6 +205,7 @@ class WarcWriter:
         self._exchanges = 0  # exchanges in the current file
         self._warcinfo_id: str | None = None  # record id of the current file's warcinfo
         self._files = self._records = self._bytes = self._revisits = 0
+        self._not_modified = 0
         self._level = ISAL_LEVEL[compress_level]
         # warcio serializes records (headers, digests, lengths); the gzip member is made
         # here because warcio always deflates with zlib at level 9, 5-10x slower than
@@ -199,7 +218,9 @@ class WarcWriter:
         return self._name
 
     def statistics(self) -> WarcStats:
-        return WarcStats(self._files, self._records, self._bytes, self._revisits)
+        return WarcStats(
+            self._files, self._records, self._bytes, self._revisits, self._not_modified
+        )
 
     def write_exchange(
         self,
@@ -207,15 +228,22 @@ class WarcWriter:
         payloads: MutableMapping[str, tuple[str, str]] | None = None,
         *,
         digest: str | None = None,
+        not_modified_of: EarlierCapture | None = None,
     ) -> WrittenRecord:
         """Write the request and response/revisit records of one exchange. ``payloads``:
         payload digest -> (target URI, WARC-Date) of the first capture (None: never a
-        revisit); ``digest``: the payload digest when the caller computed it already."""
+        revisit); ``digest``: the payload digest when the caller computed it already
+        (for a 304: the digest of the earlier capture's payload); ``not_modified_of``:
+        the earlier capture a 304 confirms (ignored for any other status)."""
         if result.status is None:
             raise ValueError(f"no response to write for {result.url}")
         if digest is None:
             digest = payload_digest(result.raw_body)
-        first = payloads.get(digest) if result.raw_body and payloads is not None else None
+        first: EarlierCapture | None = None
+        if result.status == 304 and not_modified_of is not None:
+            first = dataclasses.replace(not_modified_of, profile=NOT_MODIFIED_PROFILE)
+        elif result.raw_body and payloads is not None and (known := payloads.get(digest)):
+            first = EarlierCapture(known[0], known[1])
         data, resp_len, resp_id = self._encode_exchange(result, digest, first)
         if self._file is not None and self._exchanges and self._size + len(data) > self._max:
             self._close_file()
@@ -230,9 +258,12 @@ class WarcWriter:
         self._exchanges += 1
         if first is not None:
             self._revisits += 1
+            self._not_modified += int(first.profile == NOT_MODIFIED_PROFILE)
         elif result.raw_body and payloads is not None and digest not in payloads:
             payloads[digest] = (result.url, warc_date(result.started_at))
-        return WrittenRecord(self._name, offset, resp_len, digest, first is not None, resp_id)
+        return WrittenRecord(
+            self._name, offset, resp_len, digest, first is not None, resp_id, first
+        )
 
     def flush(self, *, sync: bool = True) -> None:
         """Hand written records to the operating system (enough for them to survive
@@ -247,7 +278,7 @@ class WarcWriter:
         self._close_file()
 
     def _encode_exchange(
-        self, result: FetchResult, digest: str, first: tuple[str, str] | None
+        self, result: FetchResult, digest: str, first: EarlierCapture | None
     ) -> tuple[bytes, int, str]:
         """Gzip members of the response/revisit + request records, the first one's length
         and its record id."""
@@ -262,11 +293,14 @@ class WarcWriter:
             resp = builder.create_revisit_record(
                 result.url,
                 digest,
-                first[0],
-                first[1],
+                first.uri,
+                first.date,
                 http_headers=http,
                 warc_headers_dict=resp_headers,
             )
+            resp.rec_headers.replace_header("WARC-Profile", first.profile)
+            if first.record_id:
+                resp.rec_headers.add_header("WARC-Refers-To", first.record_id)
         else:
             if result.truncated:
                 resp_headers["WARC-Truncated"] = _TRUNCATED.get(result.truncated, "unspecified")

@@ -60,6 +60,9 @@ class HostSpec:
     gzip: bool = False
     features: frozenset[str] = frozenset()
     page_bytes: int = 0  # pages are padded with text paragraphs to at least this size
+    validators: bool = False  # 200 pages carry ETag/Last-Modified and answer 304 to them
+    change_every: int = 0  # with validators: /p/i with i % change_every == 0 change ...
+    change_period: float = 0.0  # ... to a new content version every change_period seconds
 
     def __post_init__(self) -> None:
         unknown = set(self.features) - FEATURES

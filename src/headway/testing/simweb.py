@@ -12,6 +12,9 @@ Contract:
   its answer is ready; a request hung by ``set_timeout`` is logged when it starts
   hanging, with status 0 (no answer). ``path`` is the raw path with its query string.
   The log keeps the newest ``log_limit`` entries (``log_dropped`` counts the rest).
+- A host with ``HostSpec.validators`` serves ETag/Last-Modified, pages that change over
+  time by the server's ``clock`` and 304 answers to matching validators (see
+  ``freshness``); the log records the validators each request sent.
 - ``stop()`` returns promptly: every delayed or hung request is woken and answered.
 - With an ``ssl_context`` it serves HTTPS (URLs are then ``https://``); ``connections``
   counts the connections accepted (over TLS: full handshakes, since the server keeps no
@@ -37,6 +40,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from headway.testing.features import Renderer, Reply
+from headway.testing.freshness import conditional, with_validators
 from headway.testing.graph import Feature, HostSpec, SimWebSpec, expected_urls
 
 __all__ = ["HostSpec", "LoggedRequest", "SimWeb", "SimWebSpec", "serve"]
@@ -71,6 +75,8 @@ class LoggedRequest:
     path: str  # raw path including the query string
     status: int  # 0: hung, never answered
     user_agent: str
+    if_none_match: str | None = None  # validators the request sent
+    if_modified_since: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +103,15 @@ def _accepts_gzip(header: str) -> bool:
 class SimWeb:
     """Many virtual hosts on one loopback server, with faults and a request log."""
 
-    def __init__(self, spec: SimWebSpec, *, log_limit: int = 1_000_000) -> None:
+    def __init__(
+        self,
+        spec: SimWebSpec,
+        *,
+        log_limit: int = 1_000_000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.spec = spec
+        self.clock = clock  # the time content versions are taken at
         self.hosts: list[str] = [spec.host_name(i) for i in range(spec.hosts)]
         self.log: list[LoggedRequest] = []
         self.log_dropped = 0
@@ -284,7 +297,17 @@ class SimWeb:
                 return self._response(reply)
         response = self._response(reply)
         self._record(
-            LoggedRequest(start, time.monotonic(), wall, name, raw_path, reply.status, agent)
+            LoggedRequest(
+                start,
+                time.monotonic(),
+                wall,
+                name,
+                raw_path,
+                reply.status,
+                agent,
+                request.headers.get("If-None-Match"),
+                request.headers.get("If-Modified-Since"),
+            )
         )
         return response
 
@@ -321,7 +344,12 @@ class SimWeb:
             self._flaky_done.add(index)
             return Reply(503, "text/plain", b"try again\n", (("Retry-After", "1"),)), False
         gzipped = _accepts_gzip(request.headers.get("Accept-Encoding", ""))
-        return self._renderer.respond(index, path, gzipped=gzipped), False
+        reply = self._renderer.respond(index, path, gzipped=gzipped)
+        if spec.validators:
+            reply = with_validators(reply, spec, path, self.clock())
+            inm = request.headers.get("If-None-Match")
+            reply = conditional(reply, inm, request.headers.get("If-Modified-Since"))
+        return reply, False
 
 
 async def serve(

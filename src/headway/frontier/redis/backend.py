@@ -488,7 +488,12 @@ class RedisFrontier:
         )
 
     def lease_many(
-        self, wants: Sequence[tuple[str, int]], now: float, lease_seconds: float
+        self,
+        wants: Sequence[tuple[str, int]],
+        now: float,
+        lease_seconds: float,
+        *,
+        revisits_first: bool | None = None,
     ) -> list[LeasedUrl]:
         self._check_open()
         allowed = self._leases.schedulable()
@@ -502,7 +507,9 @@ class RedisFrontier:
         for s, items in by_shard.items():
             keys = self._shard_keys(s, "urls", "pq", "ready", "hosts", "leases", "totals", "owner")
             keys += self._host_keys(s, [h for h, _ in items])
-            args: list[Any] = [repr(float(now)), repr(float(expires)), self._node, 1, len(items)]
+            mode = {None: "", True: "revisits", False: "new"}[revisits_first]
+            args: list[Any] = [repr(float(now)), repr(float(expires)), self._node, 1, mode]
+            args.append(len(items))
             for h, n in items:
                 args += [h, n]
             calls.append(("lease", keys, args))

@@ -1,0 +1,143 @@
+"""Recrawl in the node: conditional requests for revisits, the next due time of each
+fetched page, the capacity rule between new URLs and due revisits, and the counts.
+
+Contract (the policy itself is ``policy/revisit.py``):
+
+- Only with ``--recrawl``. A page that answered 200 or 304 is settled DONE with
+  ``revisit_at`` = settle time + its interval and its ``RevisitState`` as the frontier's
+  ``validators`` string, in the same transaction as the rest of its settlement; any
+  other answer settles as without recrawl (a 4xx, a redirect or a failure ends the URL).
+- A revisit sends ``If-None-Match``/``If-Modified-Since`` from the stored state. A 304
+  is unchanged (written as a server-not-modified revisit record by the store); a 200 is
+  unchanged when its payload digest is the stored one, else changed.
+- ``revisits_first()`` applies ``prefer_revisits`` to this node's page fetches.
+- ``plan`` runs on the store thread (after the record is written, before the crawl-log
+  line); the counts are taken on the event loop (``count``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+
+from headway.fetch.result import FetchResult, Headers
+from headway.frontier.store import Completion, LeasedUrl, Settle
+from headway.policy.outcome import Outcome
+from headway.policy.revisit import (
+    Capture,
+    Change,
+    RevisitBounds,
+    RevisitState,
+    after_fetch,
+    conditional_headers,
+    decode,
+    encode,
+    prefer_revisits,
+)
+from headway.runtime.work import PageWork, Revisit
+from headway.store.warc import WrittenRecord, warc_date
+
+log = logging.getLogger(__name__)
+
+#: Answers after which a page is revisited.
+REVISITED = frozenset({Outcome.OK, Outcome.NOT_MODIFIED})
+
+
+@dataclass(frozen=True, slots=True)
+class RecrawlStats:
+    """This node's recrawl figures: ``revisits`` page fetches of URLs fetched before,
+    of which ``changed`` found new content and ``unchanged`` the same (``not_modified``
+    of those by a 304); ``scheduled`` settlements that set a next due time."""
+
+    revisits: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    not_modified: int = 0
+    scheduled: int = 0
+
+
+class Recrawl:
+    """Revisit decisions of one node (see the module contract)."""
+
+    def __init__(self, bounds: RevisitBounds, share: float) -> None:
+        self.bounds = bounds
+        self.share = share
+        self._fetches = 0  # page fetches leased by this node
+        self._revisit_fetches = 0
+        self._changed = self._unchanged = self._not_modified = self._scheduled = 0
+
+    def statistics(self) -> RecrawlStats:
+        return RecrawlStats(
+            self._revisit_fetches,
+            self._changed,
+            self._unchanged,
+            self._not_modified,
+            self._scheduled,
+        )
+
+    def revisits_first(self) -> bool:
+        """The lease preference now (``policy.revisit.prefer_revisits``)."""
+        return prefer_revisits(self._revisit_fetches, self._fetches, self.share)
+
+    def request(self, lease: LeasedUrl) -> tuple[RevisitState | None, Headers]:
+        """The stored state of a leased URL and the conditional headers to send; counts
+        the fetch (a revisit when the URL was fetched before)."""
+        self._fetches += 1
+        if lease.fetches > 0:
+            self._revisit_fetches += 1
+        state = decode(lease.validators)
+        return state, conditional_headers(state)
+
+    def plan(self, work: PageWork, rec: WrittenRecord | None, now: float) -> Revisit | None:
+        """The next revisit of a written page, or None when it is not revisited."""
+        res = work.result
+        if work.lease is None or res is None or res.outcome not in REVISITED:
+            return None
+        not_modified = res.outcome is Outcome.NOT_MODIFIED and work.previous is not None
+        digest = rec.payload_digest if rec is not None and work.store_body else None
+        state, change = after_fetch(
+            work.previous,
+            not_modified=not_modified,
+            digest=digest,
+            etag=res.header("ETag"),
+            last_modified=res.header("Last-Modified"),
+            capture=_capture_of(res, rec),
+            bounds=self.bounds,
+            now=now,
+        )
+        return Revisit(change, state, now + state.interval)
+
+    def count(self, work: PageWork) -> None:
+        """Count what a settled revisit found (event loop)."""
+        plan = work.revisit
+        if plan is None:
+            return
+        self._scheduled += 1
+        if plan.change is Change.CHANGED:
+            self._changed += 1
+        elif plan.change is Change.UNCHANGED:
+            self._unchanged += 1
+            res = work.result
+            self._not_modified += int(res is not None and res.outcome is Outcome.NOT_MODIFIED)
+
+    @staticmethod
+    def settle(completion: Completion, work: PageWork) -> Completion:
+        """``completion`` with the revisit of ``work`` when it is a DONE with a plan."""
+        plan = work.revisit
+        if plan is None or completion.settle is not Settle.DONE:
+            return completion
+        return dataclasses.replace(
+            completion, revisit_at=plan.due_at, validators=encode(plan.state)
+        )
+
+
+def _capture_of(res: FetchResult, rec: WrittenRecord | None) -> Capture | None:
+    """The capture holding the payload of a 200: this response record, or the earlier
+    one an identical-payload revisit record refers to."""
+    if rec is None or res.status == 304:
+        return None
+    if rec.revisit and rec.refers_to is not None:
+        ref = rec.refers_to
+        return Capture(ref.uri, ref.date, ref.record_id)
+    return Capture(res.url, warc_date(res.started_at), rec.record_id)
