@@ -20,6 +20,7 @@ from headway.runtime.stats import (
     HostRow,
     LeaseStats,
     NodeStats,
+    RecrawlStats,
     SchedulerStats,
     StoreStats,
 )
@@ -99,6 +100,7 @@ def _sample_stats() -> NodeStats:
         ),
         store=StoreStats(warc_files=1, records=250, bytes=900_000, revisits=3),
         leases=LeaseStats(held=19, beats=4, extended=60),
+        recrawl=RecrawlStats(revisits=30, changed=10, unchanged=20, not_modified=15, scheduled=30),
         software="headway/0.1.0",
     )
 

@@ -121,3 +121,63 @@ def test_pywb_replays_every_page_from_headways_index(tmp_path: Path) -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(15)
+
+
+@pytest.mark.skipif(not WAYBACK.exists(), reason=_missing_reason())
+def test_pywb_replays_a_recrawl_with_server_not_modified_revisits(tmp_path: Path) -> None:
+    # a recrawl of pages that never change: every revisit is a 304, written as a
+    # server-not-modified revisit record and indexed with status 304. pywb replays every
+    # 200 capture byte for byte from that index, and loads each 304 capture as what it
+    # is: the server's 304 (pywb serves a revisit of a 3xx status with its own headers
+    # and no payload)
+    spec = SimWebSpec(hosts=1, host_spec=HostSpec(pages=3, links_per_page=2, validators=True))
+    with ThreadedSimWeb(spec) as web:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds()) + "\n")
+        out = tmp_path / "crawl"
+        argv = crawl_argv(seeds, out, "--delay", "0.05", "--recrawl")
+        argv += ["--revisit-min", "1", "--revisit-max", "1", "--max-duration", "3.5"]
+        done = subprocess.run(argv, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr.decode()
+
+        coll = tmp_path / "pywb" / "collections" / "headway"
+        (coll / "archive").mkdir(parents=True)
+        (coll / "indexes").mkdir()
+        for warc in (out / "warc").glob("*.warc.gz"):
+            shutil.copy(warc, coll / "archive" / warc.name)
+        shutil.copy(out / "index.cdxj", coll / "indexes" / "index.cdxj")
+
+        port = _free_port()
+        proc = subprocess.Popen(
+            [str(WAYBACK), "--port", str(port), "--bind", "127.0.0.1"],
+            cwd=tmp_path / "pywb",
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            _wait_up(proc, port)
+            seen = {"200": 0, "304": 0}
+            for line in (out / "index.cdxj").read_text().splitlines():
+                _key, stamp, body = line.split(" ", 2)
+                fields = json.loads(body)
+                url = fields["url"]
+                if fields["status"] not in seen or url.endswith("/robots.txt"):
+                    continue
+                status, replayed = _get(port, f"/headway/{stamp}id_/{url}")
+                if fields["status"] == "304":
+                    assert fields["mime"] == "warc/revisit"
+                    assert (status, replayed) == (304, b""), url
+                else:
+                    parts = urlsplit(url)
+                    live_status, live = _get(web.port, parts.path or "/", parts.netloc)
+                    assert (live_status, status) == (200, 200), url
+                    assert replayed == live, f"{url}: replayed bytes differ from what was served"
+                seen[fields["status"]] += 1
+            assert seen["200"] >= 4 and seen["304"] >= 4, seen
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(15)

@@ -93,6 +93,23 @@ def test_a_host_without_a_url_waits_for_the_frontier_to_offer_it_again() -> None
     assert c.decide(T0 + 1.0, 1) == Refill(256, frozenset())
 
 
+def test_an_empty_lease_brings_the_next_refill_forward_but_never_loops() -> None:
+    # a URL put back to wait (a revisit) may be due soon after its host's politeness
+    # allowed a lease: the scheduler looks again within recheck_interval, not a whole
+    # refill_interval, and never at once (a frontier that keeps offering a host it will
+    # not lease cannot make it spin)
+    c = core()
+    known(c, "a.test")
+    offer(c, ["a.test"])
+    d = c.decide(T0, 1)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(d.wants, [], T0)
+    assert c.decide(T0, 1) == Wait(T0 + 0.1)
+    assert c.decide(T0 + 0.1, 1) == Refill(256, frozenset())
+    c.offer_hosts([], None, {}, T0 + 0.1)
+    assert c.decide(T0 + 0.1, 1) == Wait(T0 + 1.1)
+
+
 def test_robots_txt_first_then_the_held_url() -> None:
     c = core()
     offer(c, ["a.test"])

@@ -36,10 +36,15 @@ class CountingFrontier(SqliteFrontier):
     calls: list[int]
 
     def lease_many(
-        self, wants: Sequence[tuple[str, int]], now: float, lease_seconds: float
+        self,
+        wants: Sequence[tuple[str, int]],
+        now: float,
+        lease_seconds: float,
+        *,
+        revisits_first: bool | None = None,
     ) -> list[LeasedUrl]:
         self.calls.append(len(wants))
-        return super().lease_many(wants, now, lease_seconds)
+        return super().lease_many(wants, now, lease_seconds, revisits_first=revisits_first)
 
 
 def _frontier(path: Path, hosts: int, per_host: int = 3) -> CountingFrontier:

@@ -123,6 +123,7 @@ class ScheduleParams:
     refill_batch: int = 256
     lease_batch: int = 256
     refill_interval: float = 1.0
+    recheck_interval: float = 0.1
     max_limiters: int = 50_000
 
 
@@ -157,6 +158,7 @@ class ScheduleCore:
         self._actions: deque[Decision] = deque()
         self._to_save: dict[str, HostState] = {}
         self._refill_due = True
+        self._recheck = False  # a lease came back empty: refill soon
         self._last_refill = -math.inf
         self._frontier_next: float | None = None
         self.page_budget = page_budget
@@ -257,7 +259,7 @@ class ScheduleCore:
         """Ready hosts from the frontier (answer to ``Refill``), with the saved state of
         the hosts ``unknown`` named."""
         self._last_refill = now
-        self._refill_due = False
+        self._refill_due = self._recheck = False
         self._frontier_next = frontier_next
         for host, state in states.items():
             lim = self.limiter(host)
@@ -274,9 +276,15 @@ class ScheduleCore:
         self, wants: Collection[tuple[str, int]], leases: Collection[LeasedUrl], now: float
     ) -> None:
         """The frontier's answer to ``LeaseFor``: hosts that got a URL are ready again at
-        once; hosts that got none wait for the frontier to offer them again."""
+        once; hosts that got none wait for the frontier to offer them again, and the next
+        refill comes ``recheck_interval`` after the last one rather than a whole
+        ``refill_interval`` (it learns when such a host is due: a URL put back to wait,
+        e.g. for its revisit, may be due soon after the host's politeness allowed)."""
+        got = {lease.host for lease in leases}
         for host, _ in wants:
             self._leasing.discard(host)
+            if host not in got:
+                self._recheck = True
         for lease in leases:
             if lease.host in self._held:  # more than asked for: put back untried
                 self._actions.append(Skip(lease, "requeued", now))
@@ -365,14 +373,18 @@ class ScheduleCore:
             return Wait(math.inf)
         top = self._heap[0][0] if self._heap else math.inf
         more = self._frontier_next is not None and self._frontier_next <= now
+        since = now - self._last_refill
+        recheck = self._recheck and since >= self.params.recheck_interval
         if top > now and (
-            self._refill_due or more or now - self._last_refill >= self.params.refill_interval
+            self._refill_due or more or recheck or since >= self.params.refill_interval
         ):
             self._last_refill = now
-            self._refill_due = False
+            self._refill_due = self._recheck = False
             exclude = self._in_heap | self._busy | self._leasing | set(self._held)
             return Refill(self.params.refill_batch, frozenset(exclude))
         until = min(top, self._last_refill + self.params.refill_interval)
+        if self._recheck:
+            until = min(until, self._last_refill + self.params.recheck_interval)
         if self._frontier_next is not None:
             until = min(until, self._frontier_next)
         return Wait(until)

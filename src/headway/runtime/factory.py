@@ -31,6 +31,7 @@ from headway.runtime.crawldir import CrawlDir, CrawlPaths
 from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
 from headway.runtime.parsepool import ParsePool
+from headway.runtime.recrawl import Recrawl, recrawl_for
 from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
@@ -67,6 +68,7 @@ class NodeParts:
     exporter: PrometheusExporter | None
     page_budget: float  # page fetches this run may still make (--max-pages)
     fetch_config: FetchConfig
+    recrawl: Recrawl | None = None  # with --recrawl
 
 
 def check_inputs(settings: Settings) -> FetchConfig:
@@ -144,7 +146,18 @@ async def build_node_parts(
         async def put_payloads(items: Sequence[tuple[str, str, str]]) -> None:
             await fw.call(frontier.put_payloads, items)
 
-        store = StoreWriter(paths, s, find_payloads=find_payloads, put_payloads=put_payloads)
+        recrawl = recrawl_for(s)
+        store = StoreWriter(
+            paths,
+            s,
+            find_payloads=find_payloads,
+            put_payloads=put_payloads,
+            plan_revisit=(
+                (lambda work, rec: recrawl.plan(work, rec, clock()))
+                if recrawl is not None
+                else None
+            ),
+        )
         await store.open()
         stack.push_async_callback(store.close)
         if crawldir.upgrade_from is not None:
@@ -172,6 +185,7 @@ async def build_node_parts(
             page_budget=page_budget,
             extra_gap=extra_gap,
             leases=LeaseBook(),
+            revisits_first=recrawl.revisits_first if recrawl is not None else None,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()
@@ -212,6 +226,7 @@ async def build_node_parts(
             exporter=exporter,
             page_budget=page_budget,
             fetch_config=fetch,
+            recrawl=recrawl,
         )
         stack.pop_all()
         return parts

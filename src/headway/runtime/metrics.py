@@ -206,6 +206,18 @@ class StatsCollector(Collector):
             retry.add_metric([h.host], h.retry_ratio)
             health.add_metric([h.host], h.health)
         yield from (in_flight, limit, gap, retry, health)
+        rc = stats.recrawl
+        for name, doc, value in (
+            ("headway_revisits", "Page fetches of URLs fetched before (recrawl)", rc.revisits),
+            ("headway_revisits_changed", "Revisits that found new content", rc.changed),
+            (
+                "headway_revisits_unchanged",
+                "Revisits that found the same content (304 or same digest)",
+                rc.unchanged,
+            ),
+            ("headway_revisits_not_modified", "Revisits answered 304", rc.not_modified),
+        ):
+            yield CounterMetricFamily(name, doc, value=value)
 
 
 class PrometheusExporter:

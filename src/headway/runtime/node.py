@@ -27,7 +27,7 @@ from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.errors import ConfigError
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
-from headway.fetch.result import FetchResult
+from headway.fetch.result import FetchResult, Headers
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.store import FrontierCounts, LeasedUrl, UrlEntry
 from headway.parse.handlers import HEAD_BYTES, load_handlers
@@ -36,6 +36,7 @@ from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
 from headway.policy.retry_after import parse_retry_after
+from headway.policy.revisit import RevisitState
 from headway.policy.robots import (
     RobotsRules,
     blocked_rules,
@@ -49,7 +50,7 @@ from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.metrics import Counters
 from headway.runtime.scheduler import PageJob, RobotsJob
 from headway.runtime.settle import SettleRules, decide
-from headway.runtime.stats import NodeStats
+from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
     current_rss_mib,
@@ -221,6 +222,7 @@ class Node:
         self.store_stage = parts.store_stage
         self.settle_stage = parts.settle_stage
         self.pool = parts.pool
+        self.recrawl = parts.recrawl
         self.metrics_file = parts.metrics_file
         self.exporter = parts.exporter
         try:
@@ -266,6 +268,7 @@ class Node:
             warc_files=self.store.files,
             admission_rejected=dict(self.admission.rejected),
             peak_rss_mib=peak_rss_mib(),
+            recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
         )
 
     async def _pipeline_run(self) -> None:
@@ -456,7 +459,11 @@ class Node:
     async def _run_page(self, job: PageJob) -> None:
         lease = job.lease
         crashpoints.reached(CrashPoint.LEASED)
-        res = await self.fetcher.fetch(lease.url)
+        previous: RevisitState | None = None
+        conditional: Headers = ()
+        if self.recrawl is not None:  # a revisit asks with the stored validators
+            previous, conditional = self.recrawl.request(lease)
+        res = await self.fetcher.fetch(lease.url, conditional)
         crashpoints.reached(CrashPoint.FETCHED)
         now = self.clock()
         if res.sent_at is not None:  # connection set-up delayed the request: gap from here
@@ -481,7 +488,12 @@ class Node:
         if quota and res.status == quota:
             self._pause_for_quota(lease.url)
         work = PageWork(
-            url=lease.url, depth=lease.depth, lease=lease, result=res, retry_after=retry_after
+            url=lease.url,
+            depth=lease.depth,
+            lease=lease,
+            result=res,
+            retry_after=retry_after,
+            previous=previous,
         )
         ctype = res.header("Content-Type")
         handler = None
@@ -599,7 +611,10 @@ class Node:
             for work, settlement in zip(batch, settlements, strict=True):
                 work.note = settlement.note  # what the crawl log says
             await self.store.write(batch)
-            for settlement in settlements:
+            for work, settlement in zip(batch, settlements, strict=True):
+                if settlement.completion is not None and self.recrawl is not None:
+                    # a page answered 200 or 304 is due again after its interval
+                    settlement = self.recrawl.settle(settlement, work)
                 if settlement.completion is None and settlement.discovered:
                     # a robots.txt answer naming sitemaps: they are admitted by settling
                     await self.settle_stage.put(SettleItem(None, settlement.discovered))
@@ -641,7 +656,8 @@ class Node:
             crashpoints.reached(CrashPoint.SETTLED)
             self.leases.drop(c.id for c in completions)
             self._pipeline -= len(items)
-            if result.added:
+            if result.added or any(c.revisit_at is not None for c in completions):
+                # a revisit settled may be due before the scheduler's current wait ends
                 self.scheduler.wake()
 
     async def _extend_leases(self) -> None:
@@ -744,5 +760,6 @@ class Node:
             scheduler=self.scheduler.statistics(),
             store=self.store.statistics(),
             leases=self.leases.statistics(),
+            recrawl=self.recrawl.statistics() if self.recrawl is not None else RecrawlStats(),
             software=f"headway/{__version__}",
         )

@@ -39,6 +39,12 @@ def progress_text(stats: NodeStats) -> str:
         f" parked {hosts.parked}  queued {queued}  errors {f.errors}"
         f"  retry {f.retry_ratio:.0%}  [{stages}]"
     )
+    rc = stats.recrawl
+    if rc.revisits:
+        line += (
+            f"  revisits {rc.revisits} (changed {rc.changed} unchanged {rc.unchanged},"
+            f" 304 {rc.not_modified})"
+        )
     if hosts.paused:
         line += "  PAUSED (quota)"
     return line
@@ -111,6 +117,14 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
             ", ".join(f"{k} {v}" for k, v in sorted(summary.admission_rejected.items())) or "none",
         ),
         ("WARC", f"{summary.warc_files} file(s) written this run, {summary.revisits} revisits"),
+        (
+            "recrawl",
+            f"revisits {summary.recrawl.revisits}: changed {summary.recrawl.changed}, "
+            f"unchanged {summary.recrawl.unchanged} (304 not modified "
+            f"{summary.recrawl.not_modified})"
+            if summary.recrawl is not None
+            else "off",
+        ),
         ("peak RSS", f"{summary.peak_rss_mib:.0f} MiB"),
     ]
     if quiet:

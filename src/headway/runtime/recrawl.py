@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass
 
 from headway.fetch.result import FetchResult, Headers
-from headway.frontier.store import Completion, LeasedUrl, Settle
+from headway.frontier.store import LeasedUrl, Settle
 from headway.policy.outcome import Outcome
 from headway.policy.revisit import (
     Capture,
@@ -35,7 +34,10 @@ from headway.policy.revisit import (
     encode,
     prefer_revisits,
 )
+from headway.runtime.settle import Settlement
+from headway.runtime.stats import RecrawlStats
 from headway.runtime.work import PageWork, Revisit
+from headway.settings import Settings
 from headway.store.warc import WrittenRecord, warc_date
 
 log = logging.getLogger(__name__)
@@ -44,17 +46,12 @@ log = logging.getLogger(__name__)
 REVISITED = frozenset({Outcome.OK, Outcome.NOT_MODIFIED})
 
 
-@dataclass(frozen=True, slots=True)
-class RecrawlStats:
-    """This node's recrawl figures: ``revisits`` page fetches of URLs fetched before,
-    of which ``changed`` found new content and ``unchanged`` the same (``not_modified``
-    of those by a 304); ``scheduled`` settlements that set a next due time."""
-
-    revisits: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    not_modified: int = 0
-    scheduled: int = 0
+def recrawl_for(settings: Settings) -> Recrawl | None:
+    """The node's recrawl part, None without ``--recrawl``."""
+    r = settings.recrawl
+    if not r.recrawl:
+        return None
+    return Recrawl(RevisitBounds(r.revisit_min, r.revisit_max), r.recrawl_share)
 
 
 class Recrawl:
@@ -108,11 +105,13 @@ class Recrawl:
         )
         return Revisit(change, state, now + state.interval)
 
-    def count(self, work: PageWork) -> None:
-        """Count what a settled revisit found (event loop)."""
+    def settle(self, settlement: Settlement, work: PageWork) -> Settlement:
+        """``settlement`` with the revisit of ``work`` when it is a DONE with a plan
+        (counted), else unchanged (event loop)."""
+        completion = settlement.completion
         plan = work.revisit
-        if plan is None:
-            return
+        if plan is None or completion is None or completion.settle is not Settle.DONE:
+            return settlement
         self._scheduled += 1
         if plan.change is Change.CHANGED:
             self._changed += 1
@@ -120,16 +119,10 @@ class Recrawl:
             self._unchanged += 1
             res = work.result
             self._not_modified += int(res is not None and res.outcome is Outcome.NOT_MODIFIED)
-
-    @staticmethod
-    def settle(completion: Completion, work: PageWork) -> Completion:
-        """``completion`` with the revisit of ``work`` when it is a DONE with a plan."""
-        plan = work.revisit
-        if plan is None or completion.settle is not Settle.DONE:
-            return completion
-        return dataclasses.replace(
+        revisit = dataclasses.replace(
             completion, revisit_at=plan.due_at, validators=encode(plan.state)
         )
+        return dataclasses.replace(settlement, completion=revisit)
 
 
 def _capture_of(res: FetchResult, rec: WrittenRecord | None) -> Capture | None:

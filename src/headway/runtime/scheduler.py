@@ -85,11 +85,14 @@ class Scheduler:
         page_budget: float = math.inf,
         extra_gap: Callable[[str], float] | None = None,
         leases: LeaseBook | None = None,
+        revisits_first: Callable[[], bool] | None = None,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
         # seconds a host waits after a fetch on top of politeness (host quality, see
         # policy.priority.quality_gap); never shortens a wait
         self._extra_gap = extra_gap
+        # recrawl: which kind a lease takes first (policy.revisit.prefer_revisits)
+        self._revisits_first = revisits_first
         self._frontier = frontier
         self._worker = worker
         self._lease_seconds = lease_seconds
@@ -227,8 +230,13 @@ class Scheduler:
                 "host %s dropped (%s): %d queued URLs marked failed", d.host, d.reason, dropped
             )
         elif isinstance(d, LeaseFor):
+            first = self._revisits_first() if self._revisits_first is not None else None
             leased = await self._worker.call(
-                self._frontier.lease_many, list(d.wants), now, self._lease_seconds
+                self._frontier.lease_many,
+                list(d.wants),
+                now,
+                self._lease_seconds,
+                revisits_first=first,
             )
             self.leases.hold(leased)
             self.core.offer_leases(d.wants, leased, now)

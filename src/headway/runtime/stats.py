@@ -102,6 +102,20 @@ class LeaseStats:
 
 
 @dataclass(frozen=True, slots=True)
+class RecrawlStats:
+    """Recrawl in this run (zeros without ``--recrawl``): ``revisits`` page fetches of
+    URLs fetched before, of which ``changed`` found new content and ``unchanged`` the
+    same (``not_modified`` of those by a 304); ``scheduled`` settlements that set a next
+    due time."""
+
+    revisits: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    not_modified: int = 0
+    scheduled: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class NodeStats:
     """One node's statistics at ``time``. ``frontier`` is None before the frontier was
     first read (and in JSON from a writer that had not read it)."""
@@ -116,6 +130,7 @@ class NodeStats:
     scheduler: SchedulerStats = SchedulerStats()
     store: StoreStats = StoreStats()
     leases: LeaseStats = LeaseStats()
+    recrawl: RecrawlStats = RecrawlStats()
     software: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -193,6 +208,13 @@ class NodeStats:
                 "held": self.leases.held,
                 "beats": self.leases.beats,
                 "extended": self.leases.extended,
+            },
+            "recrawl": {
+                "revisits": self.recrawl.revisits,
+                "changed": self.recrawl.changed,
+                "unchanged": self.recrawl.unchanged,
+                "not_modified": self.recrawl.not_modified,
+                "scheduled": self.recrawl.scheduled,
             },
             "software": self.software,
         }
@@ -327,6 +349,7 @@ def from_json(obj: object) -> Decoded:
     )
     st = top.sub("store")
     le = top.sub("leases")
+    rc = top.sub("recrawl")
     stats = NodeStats(
         time=top.float_("time"),
         elapsed=top.float_("elapsed"),
@@ -340,6 +363,13 @@ def from_json(obj: object) -> Decoded:
             st.int_("warc_files"), st.int_("records"), st.int_("bytes"), st.int_("revisits")
         ),
         leases=LeaseStats(le.int_("held"), le.int_("beats"), le.int_("extended")),
+        recrawl=RecrawlStats(
+            rc.int_("revisits"),
+            rc.int_("changed"),
+            rc.int_("unchanged"),
+            rc.int_("not_modified"),
+            rc.int_("scheduled"),
+        ),
         software=top.str_("software"),
     )
     return Decoded(stats, tuple(missing))

@@ -7,6 +7,7 @@ import resource
 from dataclasses import dataclass
 
 from headway.frontier.store import FrontierCounts
+from headway.runtime.stats import RecrawlStats
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,7 @@ class CrawlSummary:
     warc_files: int
     admission_rejected: dict[str, int]
     peak_rss_mib: float
+    recrawl: RecrawlStats | None = None  # with --recrawl
 
 
 def process_cpu_seconds() -> float:
