@@ -1,0 +1,105 @@
+"""The node's recrawl part: which fetches are revisited, what a revisit found, how the
+settlement carries the next due time, and the counts (no network, fake time)."""
+
+from __future__ import annotations
+
+from headway.frontier.store import Completion, LeasedUrl, Settle
+from headway.policy.outcome import Outcome
+from headway.policy.revisit import (
+    Capture,
+    Change,
+    RevisitBounds,
+    RevisitState,
+    decode,
+    encode,
+)
+from headway.runtime.progress import progress_text
+from headway.runtime.recrawl import Recrawl
+from headway.runtime.settle import Settlement
+from headway.runtime.work import PageWork
+from headway.store.warc import EarlierCapture, WrittenRecord
+from tests.store.factory import fetch_result
+
+NOW = 1_700_000_000.0
+URL = "http://example.com/a?b=1"
+CAP = Capture(URL, "2023-11-14T22:13:20Z", "<urn:uuid:1>")
+
+
+def lease(fetches: int = 0, validators: str | None = None) -> LeasedUrl:
+    return LeasedUrl(7, URL, "example.com", 0, 0, 1, None, 0, NOW + 60, validators, fetches)
+
+
+def written(digest: str = "sha1:A", refers_to: EarlierCapture | None = None) -> WrittenRecord:
+    return WrittenRecord(
+        "w.warc.gz", 0, 10, digest, refers_to is not None, "<urn:uuid:9>", refers_to
+    )
+
+
+def rc() -> Recrawl:
+    return Recrawl(RevisitBounds(1.0, 16.0), share=0.5)
+
+
+def test_first_fetch_is_planned_with_validators_and_capture() -> None:
+    r = rc()
+    previous, headers = r.request(lease())
+    assert (previous, headers) == (None, ())
+    res = fetch_result(response_headers=(("ETag", '"e"'), ("Last-Modified", "x")))
+    work = PageWork(URL, 0, lease(), res, previous=previous)
+    plan = r.plan(work, written(), NOW)
+    assert plan is not None and plan.change is Change.FIRST
+    assert plan.due_at == NOW + 4.0 and plan.state.digest == "sha1:A"
+    assert plan.state.capture == Capture(URL, "2023-11-14T22:13:20Z", "<urn:uuid:9>")
+    assert r.statistics().revisits == 0
+
+
+def test_a_304_revisit_keeps_content_and_counts_not_modified() -> None:
+    r = rc()
+    state = RevisitState(interval=4.0, etag='"e"', digest="sha1:A", capture=CAP)
+    previous, headers = r.request(lease(1, encode(state)))
+    assert previous == state and ("If-None-Match", '"e"') in headers
+    res = fetch_result(outcome=Outcome.NOT_MODIFIED, status=304, raw_body=b"", body=b"")
+    work = PageWork(URL, 0, lease(1), res, previous=previous)
+    work.revisit = r.plan(work, written("sha1:A"), NOW)
+    assert work.revisit is not None and work.revisit.change is Change.UNCHANGED
+    assert work.revisit.state.capture == CAP and work.revisit.state.interval == 6.0
+    done = r.settle(Settlement(Completion(7, Settle.DONE)), work)
+    assert done.completion is not None and done.completion.revisit_at == NOW + 6.0
+    assert decode(done.completion.validators) == work.revisit.state
+    st = r.statistics()
+    assert (st.revisits, st.unchanged, st.not_modified, st.changed, st.scheduled) == (1, 1, 1, 0, 1)
+
+
+def test_identical_payload_capture_refers_to_the_first_one() -> None:
+    r = rc()
+    first = EarlierCapture("http://example.com/orig", "2020-01-01T00:00:00Z")
+    work = PageWork(URL, 0, lease(), fetch_result(), previous=None)
+    plan = r.plan(work, written(refers_to=first), NOW)
+    assert plan is not None
+    assert plan.state.capture == Capture("http://example.com/orig", "2020-01-01T00:00:00Z", None)
+
+
+def test_other_answers_and_other_settlements_are_not_revisited() -> None:
+    r = rc()
+    for outcome, status in ((Outcome.CLIENT_ERROR, 404), (Outcome.REDIRECT, 301)):
+        work = PageWork(URL, 0, lease(), fetch_result(outcome=outcome, status=status))
+        assert r.plan(work, written(), NOW) is None
+    work = PageWork(URL, 0, lease(), fetch_result())
+    work.revisit = r.plan(work, written(), NOW)
+    retry = Settlement(Completion(7, Settle.RETRY, NOW + 5))
+    assert r.settle(retry, work) == retry
+    assert r.statistics().scheduled == 0
+
+
+def test_progress_line_shows_revisits() -> None:
+    snap = {
+        "frontier": {"queued": 3},
+        "hosts": {"active": 1, "ready": 0, "parked": 0},
+        "stages": [],
+        "fetches": 10,
+        "pages_per_second": 1.0,
+        "bytes": 100,
+        "errors": 0,
+        "retry_ratio": 0.0,
+        "recrawl": {"revisits": 6, "changed": 2, "unchanged": 4, "not_modified": 3},
+    }
+    assert "revisits 6 (changed 2 unchanged 4, 304 3)" in progress_text(snap)
