@@ -16,6 +16,7 @@ from headway.policy.revisit import (
 from headway.runtime.progress import progress_text
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.settle import Settlement
+from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.work import PageWork
 from headway.store.warc import EarlierCapture, WrittenRecord
 from tests.store.factory import fetch_result
@@ -91,15 +92,6 @@ def test_other_answers_and_other_settlements_are_not_revisited() -> None:
 
 
 def test_progress_line_shows_revisits() -> None:
-    snap = {
-        "frontier": {"queued": 3},
-        "hosts": {"active": 1, "ready": 0, "parked": 0},
-        "stages": [],
-        "fetches": 10,
-        "pages_per_second": 1.0,
-        "bytes": 100,
-        "errors": 0,
-        "retry_ratio": 0.0,
-        "recrawl": {"revisits": 6, "changed": 2, "unchanged": 4, "not_modified": 3},
-    }
-    assert "revisits 6 (changed 2 unchanged 4, 304 3)" in progress_text(snap)
+    stats = NodeStats(recrawl=RecrawlStats(revisits=6, changed=2, unchanged=4, not_modified=3))
+    assert "revisits 6 (changed 2 unchanged 4, 304 3)" in progress_text(stats)
+    assert "revisits" not in progress_text(NodeStats())
