@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from headway.fetch.client import Fetcher
-from headway.fetch.result import FetchResult
+from headway.fetch.result import FetchResult, Headers
 from headway.runtime import node as node_module
 from headway.runtime.node import Node
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
@@ -34,12 +34,12 @@ class SlowFirstConnect(Fetcher):
         super().__init__(*args, **kwargs)
         self._connected: set[str] = set()
 
-    async def fetch(self, url: str) -> FetchResult:
+    async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
         host = url.split("/")[2]
         if host not in self._connected:
             self._connected.add(host)
             await asyncio.sleep(SETUP)
-        return _record(await super().fetch(url))
+        return _record(await super().fetch(url, extra_headers))
 
     async def fetch_robots(self, url: str) -> FetchResult:
         return _record(await super().fetch_robots(url))
