@@ -20,7 +20,7 @@ from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import Completion
 from headway.runtime.node import Node
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.work import PageWork
+from headway.runtime.work import FetchedPage, SkippedUrl, Work
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from tests.integration.helpers import TOKEN, crawl_settings
 
@@ -35,14 +35,15 @@ async def test_settled_only_after_written(tmp_path: Path, monkeypatch: pytest.Mo
     real_write = StoreWriter._write
     real_complete = SqliteFrontier.complete
 
-    def slow_write(self: StoreWriter, batch: Sequence[PageWork], *args: Any) -> None:
+    def slow_write(self: StoreWriter, batch: Sequence[Work], *args: Any) -> Any:
         time.sleep(0.02)
-        real_write(self, batch, *args)
+        plans = real_write(self, batch, *args)
         with lock:
             n = next(seq)
             for work in batch:
-                if work.lease is not None:
+                if isinstance(work, FetchedPage | SkippedUrl):
                     written[work.lease.id] = n
+        return plans
 
     def recording_complete(
         self: SqliteFrontier, completions: Sequence[Completion], *args: Any

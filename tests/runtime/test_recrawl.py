@@ -17,7 +17,7 @@ from headway.runtime.progress import progress_text
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.settle import Settlement
 from headway.runtime.stats import NodeStats, RecrawlStats
-from headway.runtime.work import PageWork
+from headway.runtime.work import FetchedPage
 from headway.store.warc import EarlierCapture, WrittenRecord
 from tests.store.factory import fetch_result
 
@@ -45,7 +45,7 @@ def test_first_fetch_is_planned_with_validators_and_capture() -> None:
     previous, headers = r.request(lease())
     assert (previous, headers) == (None, ())
     res = fetch_result(response_headers=(("ETag", '"e"'), ("Last-Modified", "x")))
-    work = PageWork(URL, 0, lease(), res, previous=previous)
+    work = FetchedPage(lease(), res, previous=previous)
     plan = r.plan(work, written(), NOW)
     assert plan is not None and plan.change is Change.FIRST
     assert plan.due_at == NOW + 4.0 and plan.state.digest == "sha1:A"
@@ -59,13 +59,13 @@ def test_a_304_revisit_keeps_content_and_counts_not_modified() -> None:
     previous, headers = r.request(lease(1, encode(state)))
     assert previous == state and ("If-None-Match", '"e"') in headers
     res = fetch_result(outcome=Outcome.NOT_MODIFIED, status=304, raw_body=b"", body=b"")
-    work = PageWork(URL, 0, lease(1), res, previous=previous)
-    work.revisit = r.plan(work, written("sha1:A"), NOW)
-    assert work.revisit is not None and work.revisit.change is Change.UNCHANGED
-    assert work.revisit.state.capture == CAP and work.revisit.state.interval == 6.0
-    done = r.settle(Settlement(Completion(7, Settle.DONE)), work)
+    work = FetchedPage(lease(1), res, previous=previous)
+    plan = r.plan(work, written("sha1:A"), NOW)
+    assert plan is not None and plan.change is Change.UNCHANGED
+    assert plan.state.capture == CAP and plan.state.interval == 6.0
+    done = r.settle(Settlement(Completion(7, Settle.DONE)), work, plan)
     assert done.completion is not None and done.completion.revisit_at == NOW + 6.0
-    assert decode(done.completion.validators) == work.revisit.state
+    assert decode(done.completion.validators) == plan.state
     st = r.statistics()
     assert (st.revisits, st.unchanged, st.not_modified, st.changed, st.scheduled) == (1, 1, 1, 0, 1)
 
@@ -73,7 +73,7 @@ def test_a_304_revisit_keeps_content_and_counts_not_modified() -> None:
 def test_identical_payload_capture_refers_to_the_first_one() -> None:
     r = rc()
     first = EarlierCapture("http://example.com/orig", "2020-01-01T00:00:00Z")
-    work = PageWork(URL, 0, lease(), fetch_result(), previous=None)
+    work = FetchedPage(lease(), fetch_result(), previous=None)
     plan = r.plan(work, written(refers_to=first), NOW)
     assert plan is not None
     assert plan.state.capture == Capture("http://example.com/orig", "2020-01-01T00:00:00Z", None)
@@ -82,12 +82,12 @@ def test_identical_payload_capture_refers_to_the_first_one() -> None:
 def test_other_answers_and_other_settlements_are_not_revisited() -> None:
     r = rc()
     for outcome, status in ((Outcome.CLIENT_ERROR, 404), (Outcome.REDIRECT, 301)):
-        work = PageWork(URL, 0, lease(), fetch_result(outcome=outcome, status=status))
+        work = FetchedPage(lease(), fetch_result(outcome=outcome, status=status))
         assert r.plan(work, written(), NOW) is None
-    work = PageWork(URL, 0, lease(), fetch_result())
-    work.revisit = r.plan(work, written(), NOW)
+    work = FetchedPage(lease(), fetch_result())
+    plan = r.plan(work, written(), NOW)
     retry = Settlement(Completion(7, Settle.RETRY, NOW + 5))
-    assert r.settle(retry, work) == retry
+    assert r.settle(retry, work, plan) == retry
     assert r.statistics().scheduled == 0
 
 

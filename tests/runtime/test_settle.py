@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from headway.fetch.result import FetchResult
@@ -11,7 +13,7 @@ from headway.policy.outcome import Outcome, outcome_for_status
 from headway.policy.retry import RetryParams
 from headway.runtime.admission import Admission
 from headway.runtime.settle import SettleRules, decide
-from headway.runtime.work import PageWork
+from headway.runtime.work import FetchedPage, RobotsAnswer, SkippedUrl
 from headway.urls.canonical import DEFAULT_OPTIONS
 from headway.urls.scope import Scope
 
@@ -30,7 +32,7 @@ def _work(
     outcome: Outcome | None = None,
     headers: tuple[tuple[str, str], ...] = (),
     links: tuple[str, ...] = (),
-) -> PageWork:
+) -> FetchedPage:
     lease = LeasedUrl(7, URL, "example.org", 1, 1, 123, None, attempts, 100.0)
     if outcome is None:
         assert status is not None
@@ -46,7 +48,7 @@ def _work(
     parsed = (
         ParsedPage(links, 0, False, False, None, None, "utf-8", None, len(links)) if links else None
     )
-    return PageWork(url=URL, depth=1, lease=lease, result=res, parsed=parsed)
+    return FetchedPage(lease, res, parsed=parsed)
 
 
 @pytest.mark.parametrize(
@@ -78,8 +80,7 @@ def test_settle_table(
 
 
 def test_retry_after_is_a_floor_for_the_retry_delay() -> None:
-    work = _work(429)
-    work.retry_after = 30.0
+    work = dataclasses.replace(_work(429), retry_after=30.0)
     got = decide(work, 1000.0, _rules(), quota_paused=False, rand=0.1)
     assert got.completion is not None and got.completion.not_before >= 1030.0
 
@@ -100,12 +101,14 @@ def test_links_and_redirect_targets_go_through_admission() -> None:
 
 def test_skips_and_quota_answers_are_requeued_untried() -> None:
     rules = _rules()
-    skipped = _work(200)
-    skipped.result = None
-    skipped.requeue_at = 5000.0
+    lease = _work(200).lease
+    skipped = SkippedUrl(lease, "robots.txt unavailable", requeue_at=5000.0)
     got = decide(skipped, 1000.0, rules, quota_paused=False, rand=0.5)
     assert got.completion is not None
     assert (got.completion.settle, got.completion.not_before) == (Settle.REQUEUE, 5000.0)
+    assert (got.discovered, got.note) == ((), "robots.txt unavailable")
+    dropped = decide(SkippedUrl(lease, "disallowed"), 1000.0, rules, quota_paused=False, rand=0.5)
+    assert dropped.completion is not None and dropped.completion.settle is Settle.FAILED
     quota = _work(509)
     paused = decide(quota, 1000.0, rules, quota_paused=True, rand=0.5)
     assert paused.completion is not None and paused.completion.settle is Settle.REQUEUE
@@ -113,8 +116,6 @@ def test_skips_and_quota_answers_are_requeued_untried() -> None:
 
 
 def test_sitemap_lastmod_reaches_the_priority_of_its_links() -> None:
-    import dataclasses
-
     from headway.parse.page import LinkHint
     from headway.policy.quality import QualityBook
 
@@ -126,7 +127,20 @@ def test_sitemap_lastmod_reaches_the_priority_of_its_links() -> None:
     work = _work(200, links=links)
     assert work.parsed is not None
     hints = (LinkHint(links[0], 1000.0 - 60.0), LinkHint(links[1], 1000.0 - 200 * 86400.0))
-    work.parsed = dataclasses.replace(work.parsed, kind="sitemap", hints=hints)
+    work = dataclasses.replace(
+        work, parsed=dataclasses.replace(work.parsed, kind="sitemap", hints=hints)
+    )
     got = decide(work, 1000.0, rules, quota_paused=False, rand=0.5)
     fresh, stale = sorted(got.discovered, key=lambda e: e.url)
     assert fresh.priority < stale.priority
+
+
+def test_a_robots_answer_settles_nothing_and_admits_its_sitemaps() -> None:
+    rules = _rules()
+    res = _work(200).result
+    sitemap = rules.admission.admit(["https://example.org/sitemap.xml"], 1, None)
+    answer = RobotsAnswer("https://example.org/robots.txt", res, "robots.txt full", tuple(sitemap))
+    got = decide(answer, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert got.completion is None
+    assert [e.url for e in got.discovered] == ["https://example.org/sitemap.xml"]
+    assert got.note == "robots.txt full"

@@ -13,7 +13,7 @@ from headway.frontier.store import LeasedUrl
 from headway.runtime import storewriter
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.work import PageWork
+from headway.runtime.work import FetchedPage
 from headway.settings import build_settings
 from tests.integration.helpers import UA
 from tests.store.factory import fetch_result
@@ -35,7 +35,7 @@ def _writer(root: Path, **settings: object) -> StoreWriter:
     return StoreWriter(paths, s, find_payloads=_no_payloads, put_payloads=_put)
 
 
-def _page(i: int) -> PageWork:
+def _page(i: int) -> FetchedPage:
     words = " ".join(f"word{(i * 7 + j) % 50} text{j % 13}" for j in range(800))
     body = f"<html><body><p>{words}</p><a href='/p/{i + 1}'>next</a></body></html>".encode()
     url = f"http://example.com/p/{i}"
@@ -50,9 +50,7 @@ def _page(i: int) -> PageWork:
         attempts=0,
         lease_expires=0.0,
     )
-    return PageWork(
-        url=url, depth=1, lease=lease, result=fetch_result(url=url, raw_body=body, body=body)
-    )
+    return FetchedPage(lease, fetch_result(url=url, raw_body=body, body=body))
 
 
 async def test_warc_gzip_level_reaches_the_files(tmp_path: Path) -> None:
@@ -61,7 +59,7 @@ async def test_warc_gzip_level_reaches_the_files(tmp_path: Path) -> None:
         root = tmp_path / f"level{level}"
         w = _writer(root, warc_gzip_level=level)
         await w.open()
-        await w.write([_page(i) for i in range(20)])
+        await w.write([_page(i) for i in range(20)], [None] * 20)
         await w.close()
         sizes[level] = sum(f.stat().st_size for f in (root / "warc").glob("*.warc.gz"))
     assert sizes[9] < sizes[1] * 0.97, sizes  # level 9 is measurably smaller on HTML
@@ -97,7 +95,7 @@ async def test_store_sync_batch_fsyncs_every_file_before_each_settle(
     await w.open()
     for i in range(3):
         fsynced.clear()
-        await w.write([_page(i)])
+        await w.write([_page(i)], [None])
         assert _synced(fsynced) == STORE_FILES | {"warc"}, fsynced
     await w.close()
 
@@ -110,12 +108,12 @@ async def test_store_sync_interval_fsyncs_at_most_once_per_interval_and_at_close
     w = _writer(tmp_path / "c", store_sync="interval")
     await w.open()
     fsynced.clear()
-    await w.write([_page(0)])
+    await w.write([_page(0)], [None])
     assert _synced(fsynced) == STORE_FILES | {"warc"}, fsynced
     monkeypatch.setattr(storewriter, "SYNC_INTERVAL", 3600.0)  # and now it has not
     fsynced.clear()
-    await w.write([_page(1)])
-    await w.write([_page(2)])
+    await w.write([_page(1)], [None])
+    await w.write([_page(2)], [None])
     assert _synced(fsynced) == set(), "fsynced again within the interval"
     await w.close()
     assert _synced(fsynced) == STORE_FILES | {"warc"}, "close fsyncs what it wrote"

@@ -36,7 +36,7 @@ from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
 from headway.runtime.weights import page_host, page_weight, settle_weight
-from headway.runtime.work import PageWork, SettleItem
+from headway.runtime.work import FetchedPage, SettleItem, Work
 from headway.runtime.worker import ThreadWorker
 from headway.settings import MIB, Settings, parse_host_limits
 from headway.store.cdxj import load_digests
@@ -60,8 +60,8 @@ class NodeParts:
     store: StoreWriter
     scheduler: Scheduler
     leases: LeaseBook  # the leases the node holds (taken by the scheduler)
-    parse_stage: Stage[PageWork]
-    store_stage: Stage[PageWork]
+    parse_stage: Stage[FetchedPage]
+    store_stage: Stage[Work]
     settle_stage: Stage[SettleItem]
     pool: ParsePool
     metrics_file: MetricsFile

@@ -57,7 +57,7 @@ from headway.runtime.summary import (
     peak_rss_mib,
     process_cpu_seconds,
 )
-from headway.runtime.work import PageWork, SettleItem
+from headway.runtime.work import FetchedPage, RobotsAnswer, SettleItem, SkippedUrl, Work
 from headway.settings import Settings
 from headway.urls.canonical import canonicalize, host_key
 from headway.urls.scope import OptOut, Scope, ScopeMode
@@ -367,7 +367,7 @@ class Node:
             if target is None:
                 break
             note = f"robots.txt redirect -> {target}"
-            await self._to_store(PageWork(url=url, depth=0, lease=None, result=res, note=note))
+            await self._to_store(RobotsAnswer(url, res, note))
             hops += 1
             url = target
             if not await self._wait_hop_turn(host_key(url), job.host):
@@ -402,8 +402,7 @@ class Node:
             return
         note = f"robots.txt {rules.kind.value}"
         sitemaps = tuple(self._robots_sitemaps(job, rules))
-        work = PageWork(url=url, depth=0, lease=None, result=res, note=note, documents=sitemaps)
-        await self._to_store(work)
+        await self._to_store(RobotsAnswer(url, res, note, sitemaps))
 
     def _robots_sitemaps(self, job: RobotsJob, rules: RobotsRules) -> list[UrlEntry]:
         """Sitemaps a host's robots.txt lists (and its /sitemap.xml when
@@ -487,34 +486,32 @@ class Node:
         quota = self.settings.fetch.quota_status
         if quota and res.status == quota:
             self._pause_for_quota(lease.url)
-        work = PageWork(
-            url=lease.url,
-            depth=lease.depth,
-            lease=lease,
-            result=res,
-            retry_after=retry_after,
-            previous=previous,
-        )
         ctype = res.header("Content-Type")
         handler = None
         if res.outcome is Outcome.OK:
             handler = self.handlers.select(ctype, res.body[:HEAD_BYTES])
         if handler is not None:
-            work.handler = handler.name
             keep = self.settings.fetch.max_parsed
             # parse cost is bounded: only the head of a page is parsed (other formats are
             # bounded by their handlers' own size limits)
             if handler.name == "html" and len(res.body) > keep:
-                work.result = dataclasses.replace(res, body=res.body[:keep])
+                res = dataclasses.replace(res, body=res.body[:keep])
                 c.hostile["parse-cut"] += 1
-            await self.parse_stage.put(work)
+            page = FetchedPage(lease, res, retry_after, handler=handler.name, previous=previous)
+            await self.parse_stage.put(page)
         else:
-            if res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip":
-                work.store_body = False
-                work.note = "non-html-skipped"
+            skip_body = res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip"
             if res.body is not res.raw_body:  # the store keeps the body as received
-                work.result = dataclasses.replace(res, body=b"")
-            await self.store_stage.put(work)
+                res = dataclasses.replace(res, body=b"")
+            page = FetchedPage(
+                lease,
+                res,
+                retry_after,
+                store_body=not skip_body,
+                note="non-html-skipped" if skip_body else None,
+                previous=previous,
+            )
+            await self.store_stage.put(page)
 
     def _pause_for_quota(self, url: str) -> None:
         if not self._paused_for_quota:
@@ -529,17 +526,9 @@ class Node:
             )
 
     async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
-        work = PageWork(
-            url=lease.url,
-            depth=lease.depth,
-            lease=lease,
-            result=None,
-            note=note,
-            requeue_at=requeue_at,
-        )
-        await self._to_store(work)
+        await self._to_store(SkippedUrl(lease, note, requeue_at))
 
-    async def _to_store(self, work: PageWork) -> None:
+    async def _to_store(self, work: Work) -> None:
         """Queue an item that did not come through a fetch slot's own count (a skip, a
         robots.txt answer): it holds one unit of the pipeline count until it is done."""
         self._pipeline += 1
@@ -557,7 +546,6 @@ class Node:
             tasks = []
             for work in batch:
                 res = work.result
-                assert res is not None
                 tasks.append(
                     ParseTask(
                         url=res.url,
@@ -568,7 +556,7 @@ class Node:
                         options=self.canon,
                         max_links=s.scope.max_links,
                         sleep_seconds=s.runtime.parse_sleep,
-                        handler=work.handler,
+                        handler=work.handler or "html",  # set for every page parsed
                         truncated=res.truncated,
                     )
                 )
@@ -577,27 +565,27 @@ class Node:
             del tasks
             hostile = self.counters.hostile
             for work, out in zip(batch, results, strict=True):
+                res = work.result
+                if res.body is not res.raw_body:
+                    # parsed: only the body as received is stored
+                    res = dataclasses.replace(res, body=b"")
                 if isinstance(out, str):
-                    work.parse_error = out
+                    done = dataclasses.replace(work, result=res, parse_error=out)
                 else:
-                    work.parsed = out
+                    done = dataclasses.replace(work, result=res, parsed=out)
                     if out.credentials_stripped:
                         hostile["credentials-stripped"] += out.credentials_stripped
                     if out.hrefs_seen > s.scope.max_links:
                         hostile["links-cut"] += 1
-                parsed = work.result
-                if parsed is not None and parsed.body is not parsed.raw_body:
-                    # parsed: only the body as received is stored
-                    work.result = dataclasses.replace(parsed, body=b"")
-                await self.store_stage.put(work)
+                del work, res
+                await self.store_stage.put(done)
 
     async def _store_loop(self) -> None:
         while True:
             # a short linger fills batches: one write + flush per batch, not per page
             batch = await self.store_stage.get_batch(64, linger=STORE_LINGER)
             now = self.clock()
-            for work in batch:
-                self._judge(work)
+            batch = [self._judge(work) for work in batch]
             settlements = [
                 decide(
                     work,
@@ -608,13 +596,16 @@ class Node:
                 )
                 for work in batch
             ]
-            for work, settlement in zip(batch, settlements, strict=True):
-                work.note = settlement.note  # what the crawl log says
-            await self.store.write(batch)
-            for work, settlement in zip(batch, settlements, strict=True):
-                if settlement.completion is not None and self.recrawl is not None:
+            # the crawl log says what the settlement says; the writer plans revisits
+            plans = await self.store.write(batch, [st.note for st in settlements])
+            for work, settlement, plan in zip(batch, settlements, plans, strict=True):
+                if (
+                    settlement.completion is not None
+                    and self.recrawl is not None
+                    and isinstance(work, FetchedPage)
+                ):
                     # a page answered 200 or 304 is due again after its interval
-                    settlement = self.recrawl.settle(settlement, work)
+                    settlement = self.recrawl.settle(settlement, work, plan)
                 if settlement.completion is None and settlement.discovered:
                     # a robots.txt answer naming sitemaps: they are admitted by settling
                     await self.settle_stage.put(SettleItem(None, settlement.discovered))
@@ -628,21 +619,23 @@ class Node:
     def _quality_gap(self, host: str) -> float:
         return quality_gap(self.quality.quality(host), self.settings.frontier.quality_gap)
 
-    def _judge(self, work: PageWork) -> None:
-        """Near-duplicate check and host quality evidence for one fetched page."""
-        res, lease = work.result, work.lease
-        if res is None or lease is None:
-            return
-        parsed = work.parsed
+    def _judge(self, work: Work) -> Work:
+        """Near-duplicate check and host quality evidence for one fetched page: the page
+        with ``near_dup_of`` filled in (other items as they are)."""
+        if not isinstance(work, FetchedPage):
+            return work
+        res, lease, parsed = work.result, work.lease, work.parsed
         if parsed is not None and parsed.simhash:
-            work.near_dup_of = self.quality.near_duplicate(lease.host, lease.url, parsed.simhash)
+            near = self.quality.near_duplicate(lease.host, lease.url, parsed.simhash)
+            work = dataclasses.replace(work, near_dup_of=near)
         if res.outcome in (Outcome.REDIRECT, Outcome.NOT_MODIFIED) or res.outcome in PUSHBACK:
-            return  # no content, or pushback (the politeness limiter's business)
+            return work  # no content, or pushback (the politeness limiter's business)
         ok_html = parsed is not None and parsed.kind == "html" and res.outcome is Outcome.OK
         error = res.outcome is not Outcome.OK
         self.quality.observe(
             lease.host, ok_html=ok_html, error=error, near_dup=work.near_dup_of is not None
         )
+        return work
 
     async def _settle_loop(self) -> None:
         size = self.settings.runtime.settle_batch

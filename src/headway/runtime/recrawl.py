@@ -36,7 +36,7 @@ from headway.policy.revisit import (
 )
 from headway.runtime.settle import Settlement
 from headway.runtime.stats import RecrawlStats
-from headway.runtime.work import PageWork, Revisit
+from headway.runtime.work import FetchedPage, Revisit
 from headway.settings import Settings
 from headway.store.warc import WrittenRecord, warc_date
 
@@ -86,10 +86,10 @@ class Recrawl:
         state = decode(lease.validators)
         return state, conditional_headers(state)
 
-    def plan(self, work: PageWork, rec: WrittenRecord | None, now: float) -> Revisit | None:
+    def plan(self, work: FetchedPage, rec: WrittenRecord | None, now: float) -> Revisit | None:
         """The next revisit of a written page, or None when it is not revisited."""
         res = work.result
-        if work.lease is None or res is None or res.outcome not in REVISITED:
+        if res.outcome not in REVISITED:
             return None
         not_modified = res.outcome is Outcome.NOT_MODIFIED and work.previous is not None
         digest = rec.payload_digest if rec is not None and work.store_body else None
@@ -105,11 +105,10 @@ class Recrawl:
         )
         return Revisit(change, state, now + state.interval)
 
-    def settle(self, settlement: Settlement, work: PageWork) -> Settlement:
-        """``settlement`` with the revisit of ``work`` when it is a DONE with a plan
-        (counted), else unchanged (event loop)."""
+    def settle(self, settlement: Settlement, work: FetchedPage, plan: Revisit | None) -> Settlement:
+        """``settlement`` with the revisit ``plan`` of ``work`` when it is a DONE with a
+        plan (counted), else unchanged (event loop)."""
         completion = settlement.completion
-        plan = work.revisit
         if plan is None or completion is None or completion.settle is not Settle.DONE:
             return settlement
         self._scheduled += 1
@@ -117,8 +116,7 @@ class Recrawl:
             self._changed += 1
         elif plan.change is Change.UNCHANGED:
             self._unchanged += 1
-            res = work.result
-            self._not_modified += int(res is not None and res.outcome is Outcome.NOT_MODIFIED)
+            self._not_modified += int(work.result.outcome is Outcome.NOT_MODIFIED)
         revisit = dataclasses.replace(
             completion, revisit_at=plan.due_at, validators=encode(plan.state)
         )

@@ -9,7 +9,7 @@ from headway.frontier.store import Completion, Settle, UrlEntry
 from headway.policy.outcome import Outcome
 from headway.policy.retry import RETRYABLE, RetryParams, retry_delay
 from headway.runtime.admission import Admission
-from headway.runtime.work import PageWork
+from headway.runtime.work import FetchedPage, RobotsAnswer, SkippedUrl, Work
 from headway.urls.canonical import CanonOptions, canonicalize
 
 #: Outcomes that finish a URL: the site answered, even if with a 4xx or a redirect.
@@ -38,23 +38,31 @@ class Settlement:
 
 
 def decide(
-    work: PageWork, now: float, rules: SettleRules, *, quota_paused: bool, rand: float
+    work: Work, now: float, rules: SettleRules, *, quota_paused: bool, rand: float
 ) -> Settlement:
     """The settlement of ``work`` (``work`` is not changed).
 
-    A skip without fetch fails or is requeued untried; a quota answer is requeued untried;
-    a retryable failure is retried after ``retry_delay`` (full jitter, ``rand`` in [0, 1))
-    until the budget is spent; anything else is done or failed, and a page's links and a
+    A robots.txt answer settles nothing and admits the sitemaps it names; a skip without
+    fetch fails or is requeued untried; a quota answer is requeued untried; a retryable
+    failure is retried after ``retry_delay`` (full jitter, ``rand`` in [0, 1)) until the
+    budget is spent; anything else is done or failed, and a page's links and a
     redirect's target go through admission."""
-    lease = work.lease
-    note = work.note
-    if lease is None:
-        return Settlement(None, work.documents, note=note)
-    res = work.result
-    if res is None:
-        if work.requeue_at is not None:
-            return Settlement(Completion(lease.id, Settle.REQUEUE, work.requeue_at), note=note)
-        return Settlement(Completion(lease.id, Settle.FAILED), note=note)
+    match work:
+        case RobotsAnswer():
+            return Settlement(None, work.sitemaps, note=work.note)
+        case SkippedUrl():
+            if work.requeue_at is None:
+                return Settlement(Completion(work.lease.id, Settle.FAILED), note=work.note)
+            completion = Completion(work.lease.id, Settle.REQUEUE, work.requeue_at)
+            return Settlement(completion, note=work.note)
+        case FetchedPage():
+            return _decide_fetched(work, now, rules, quota_paused=quota_paused, rand=rand)
+
+
+def _decide_fetched(
+    work: FetchedPage, now: float, rules: SettleRules, *, quota_paused: bool, rand: float
+) -> Settlement:
+    lease, res, note = work.lease, work.result, work.note
     outcome = res.outcome
     if quota_paused and res.status == rules.quota_status:
         return Settlement(Completion(lease.id, Settle.REQUEUE, now), note="quota-exhausted")

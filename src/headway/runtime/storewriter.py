@@ -8,7 +8,7 @@ one call after the records are flushed (a digest never names a record that a cra
 still cut off).
 
 With recrawl, a ``304`` to a conditional revisit is written as a server-not-modified
-revisit record referring to the earlier capture (the URL's ``PageWork.previous``), and
+revisit record referring to the earlier capture (the URL's ``FetchedPage.previous``), and
 ``plan`` (given at construction) decides each page's next revisit once its record is
 written, so its crawl-log line carries what the fetch found."""
 
@@ -23,7 +23,7 @@ from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.stats import StoreStats
-from headway.runtime.work import PageWork, Revisit
+from headway.runtime.work import FetchedPage, Revisit, RobotsAnswer, SkippedUrl, Work
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.cdxj import CdxjWriter
@@ -44,7 +44,7 @@ FindPayloads = Callable[[Sequence[str]], Awaitable[dict[str, tuple[str, str]]]]
 PutPayloads = Callable[[Sequence[tuple[str, str, str]]], Awaitable[None]]
 #: Recrawl: the next revisit of a written page (None: not revisited); runs on the store
 #: thread.
-PlanRevisit = Callable[[PageWork, WrittenRecord | None], Revisit | None]
+PlanRevisit = Callable[[FetchedPage, WrittenRecord | None], Revisit | None]
 
 _SERIAL = re.compile(r"-(\d+)\.warc\.gz$")
 
@@ -124,72 +124,48 @@ class StoreWriter:
         self._cdxj = CdxjWriter(p.cdxj)
         self._log = CrawlLog(p.crawl_log)
 
-    async def write(self, batch: Sequence[PageWork]) -> None:
-        """Write and flush ``batch``; its new payload digests are recorded once flushed."""
+    async def write(
+        self, batch: Sequence[Work], notes: Sequence[str | None]
+    ) -> list[Revisit | None]:
+        """Write and flush ``batch`` (``notes``: what the crawl log says about each item);
+        its new payload digests are recorded once flushed. Returns each item's planned
+        revisit (recrawl; None for an item not revisited)."""
         digests = await self._worker.call(_digests_of, batch)
         wanted = list({d for d in digests if d is not None})
         known = await self._find_payloads(wanted) if wanted else {}
         payloads = dict(known)
-        await self._worker.call(self._write, batch, digests, payloads)
+        plans: list[Revisit | None] = await self._worker.call(
+            self._write, batch, notes, digests, payloads
+        )
         new = [(d, uri, date) for d, (uri, date) in payloads.items() if d not in known]
         if new:
             await self._put_payloads(new)
+        return plans
 
     def _write(
         self,
-        batch: Sequence[PageWork],
+        batch: Sequence[Work],
+        notes: Sequence[str | None],
         digests: Sequence[str | None],
         payloads: dict[str, tuple[str, str]],
-    ) -> None:
+    ) -> list[Revisit | None]:
         assert self._warc is not None and self._cdxj is not None and self._log is not None
-        for work, digest in zip(batch, digests, strict=True):
-            res = work.result
+        plans: list[Revisit | None] = []
+        for work, note, digest in zip(batch, notes, digests, strict=True):
             rec = None
-            if res is not None and digest is not None:
+            if not isinstance(work, SkippedUrl) and digest is not None:
                 rec = self._warc.write_exchange(
-                    res, payloads, digest=digest, not_modified_of=_not_modified_of(work)
+                    work.result, payloads, digest=digest, not_modified_of=_not_modified_of(work)
                 )
                 self._crash_point(CrashPoint.WARC_WRITTEN)
-                self._cdxj.append(res, rec)
+                self._cdxj.append(work.result, rec)
                 self._crash_point(CrashPoint.CDXJ_WRITTEN)
-            work.written = rec
-            lease = work.lease
-            if self._plan_revisit is not None and lease is not None:
-                work.revisit = self._plan_revisit(work, rec)
-            revisit = work.revisit
-            parsed = work.parsed
-            error = work.parse_error or (res.error if res is not None else None)
-            if error is None and parsed is not None and parsed.refused is not None:
-                error = f"{parsed.kind} refused: {parsed.refused}"
-            ctype = res.header("Content-Type") if res is not None else None
-            self._log.write(
-                CrawlLogEntry(
-                    time=res.started_at if res is not None else time.time(),
-                    url=work.url,
-                    status=res.status if res is not None else None,
-                    outcome=res.outcome.value if res is not None else "skipped",
-                    bytes=len(res.raw_body) if res is not None else 0,
-                    content_type=ctype,
-                    digest=rec.payload_digest if rec is not None else None,
-                    duration=round(res.duration, 4) if res is not None else 0.0,
-                    depth=work.depth,
-                    outlinks=len(parsed.links) if parsed is not None else 0,
-                    truncated=res.truncated if res is not None else None,
-                    error=error,
-                    attempt=(lease.attempts + 1) if lease is not None else 1,
-                    revisit=rec.revisit if rec is not None else False,
-                    warc_file=rec.filename if rec is not None else None,
-                    warc_offset=rec.offset if rec is not None else None,
-                    via=lease.via if lease is not None else None,
-                    note=work.note,
-                    simhash=f"{parsed.simhash:016x}" if parsed and parsed.simhash else None,
-                    near_dup_of=work.near_dup_of,
-                    handler=parsed.kind if parsed is not None else None,
-                    change=revisit.change.value if revisit is not None else None,
-                    revisit_in=round(revisit.state.interval, 3) if revisit is not None else None,
-                )
-            )
-            if lease is not None:
+            plan = None
+            if self._plan_revisit is not None and isinstance(work, FetchedPage):
+                plan = self._plan_revisit(work, rec)
+            plans.append(plan)
+            self._log.write(log_entry(work, note, rec, plan))
+            if not isinstance(work, RobotsAnswer):
                 self._crash_point(CrashPoint.LOG_WRITTEN)
         # Written to the OS before the batch is settled: that is what survives kill -9.
         # fsync (power loss) at most once a second, and at rotation and close.
@@ -201,6 +177,7 @@ class StoreWriter:
         self._cdxj.flush(sync=sync)
         self._log.flush(sync=sync)
         crashpoints.reached(CrashPoint.STORE_FLUSHED)
+        return plans
 
     def _crash_point(self, point: CrashPoint) -> None:
         """Die here if ``point`` is armed, with everything written so far handed to the
@@ -242,24 +219,89 @@ class StoreWriter:
             sort_index(self._paths.cdxj)
 
 
-def _digests_of(batch: Sequence[PageWork]) -> list[str | None]:
+def log_entry(
+    work: Work, note: str | None, rec: WrittenRecord | None, plan: Revisit | None = None
+) -> CrawlLogEntry:
+    """The crawl-log line of one item (``rec``: its WARC record, when written; ``plan``:
+    its next revisit, recrawl)."""
+    if isinstance(work, SkippedUrl):
+        skipped = work.lease
+        return CrawlLogEntry(
+            time=time.time(),
+            url=work.url,
+            status=None,
+            outcome="skipped",
+            bytes=0,
+            content_type=None,
+            digest=None,
+            duration=0.0,
+            depth=work.depth,
+            outlinks=0,
+            truncated=None,
+            error=None,
+            attempt=skipped.attempts + 1,
+            revisit=False,
+            warc_file=None,
+            warc_offset=None,
+            via=skipped.via,
+            note=note,
+        )
+    res = work.result
+    parsed = work.parsed if isinstance(work, FetchedPage) else None
+    lease = work.lease if isinstance(work, FetchedPage) else None
+    error = res.error
+    if isinstance(work, FetchedPage):
+        error = work.parse_error or error
+        if error is None and parsed is not None and parsed.refused is not None:
+            error = f"{parsed.kind} refused: {parsed.refused}"
+    return CrawlLogEntry(
+        time=res.started_at,
+        url=work.url,
+        status=res.status,
+        outcome=res.outcome.value,
+        bytes=len(res.raw_body),
+        content_type=res.header("Content-Type"),
+        digest=rec.payload_digest if rec is not None else None,
+        duration=round(res.duration, 4),
+        depth=work.depth,
+        outlinks=len(parsed.links) if parsed is not None else 0,
+        truncated=res.truncated,
+        error=error,
+        attempt=(lease.attempts + 1) if lease is not None else 1,
+        revisit=rec.revisit if rec is not None else False,
+        warc_file=rec.filename if rec is not None else None,
+        warc_offset=rec.offset if rec is not None else None,
+        via=lease.via if lease is not None else None,
+        note=note,
+        simhash=f"{parsed.simhash:016x}" if parsed and parsed.simhash else None,
+        near_dup_of=work.near_dup_of if isinstance(work, FetchedPage) else None,
+        handler=parsed.kind if parsed is not None else None,
+        change=plan.change.value if plan is not None else None,
+        revisit_in=round(plan.state.interval, 3) if plan is not None else None,
+    )
+
+
+def _digests_of(batch: Sequence[Work]) -> list[str | None]:
     """The payload digest of each item whose exchange is written to the WARC, else None."""
     out: list[str | None] = []
     for work in batch:
-        res = work.result
-        stored = res is not None and res.status is not None and work.store_body
-        if not stored or res is None:
-            out.append(None)
-        elif res.status == 304 and work.previous is not None and work.previous.digest:
-            out.append(work.previous.digest)  # the payload the 304 confirms
-        else:
-            out.append(payload_digest(res.raw_body))
+        match work:
+            case FetchedPage(result=res, store_body=True) if res.status is not None:
+                prev = work.previous
+                if res.status == 304 and prev is not None and prev.digest:
+                    out.append(prev.digest)  # the payload the 304 confirms
+                else:
+                    out.append(payload_digest(res.raw_body))
+            case RobotsAnswer(result=res) if res.status is not None:
+                out.append(payload_digest(res.raw_body))
+            case _:
+                out.append(None)
     return out
 
 
-def _not_modified_of(work: PageWork) -> EarlierCapture | None:
+def _not_modified_of(work: Work) -> EarlierCapture | None:
     """The earlier capture a 304 of ``work`` refers to (None: not a revisit with one)."""
-    prev = work.previous
+    prev = work.previous if isinstance(work, FetchedPage) else None
     if prev is None or prev.capture is None:
         return None
     cap = prev.capture

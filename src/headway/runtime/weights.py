@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from headway.runtime.work import PageWork, SettleItem
+from headway.runtime.work import FetchedPage, SettleItem, SkippedUrl, Work
 
 #: Bytes of Python objects per link or queued URL, beyond its characters.
 PER_URL = 120
@@ -18,15 +18,16 @@ PER_URL = 120
 PER_ITEM = 512
 
 
-def page_weight(work: PageWork) -> int:
-    """A page on its way to a parser or the store: its bodies and links."""
+def page_weight(work: Work) -> int:
+    """An item on its way to a parser or the store: its bodies and links."""
     size = PER_ITEM
+    if isinstance(work, SkippedUrl):
+        return size
     res = work.result
-    if res is not None:
-        size += len(res.raw_body)
-        if res.body is not res.raw_body:
-            size += len(res.body)
-    if work.parsed is not None:
+    size += len(res.raw_body)
+    if res.body is not res.raw_body:
+        size += len(res.body)
+    if isinstance(work, FetchedPage) and work.parsed is not None:
         size += sum(len(link) + PER_URL for link in work.parsed.links)
     return size
 
@@ -36,6 +37,6 @@ def settle_weight(item: SettleItem) -> int:
     return PER_ITEM + sum(len(e.url) + PER_URL for e in item.discovered)
 
 
-def page_host(work: PageWork) -> Hashable:
+def page_host(work: FetchedPage) -> Hashable:
     """The host a page belongs to: parse-queue turns are taken host by host."""
-    return work.lease.host if work.lease is not None else work.url
+    return work.lease.host

@@ -1,4 +1,17 @@
-"""What travels between the fetch, parse, store and settle stages of one node."""
+"""What travels between the fetch, parse, store and settle stages of one node.
+
+An item of the store stage is one of three kinds, each its own frozen type:
+
+- ``FetchedPage``: a leased URL that was fetched (parsed on the way when a content
+  handler reads it);
+- ``SkippedUrl``: a leased URL settled without a fetch (robots.txt disallows it, its host
+  was dropped, or it waits for its host's robots.txt: ``requeue_at``);
+- ``RobotsAnswer``: one robots.txt response (no lease: nothing to settle in the
+  frontier, but the sitemaps it names are admitted).
+
+Stages do not change an item: the parse stage returns the page with its parse filled in
+(``dataclasses.replace``); how an item is settled is a separate value (``settle.decide``).
+"""
 
 from __future__ import annotations
 
@@ -8,31 +21,72 @@ from headway.fetch.result import FetchResult
 from headway.frontier.store import Completion, LeasedUrl, UrlEntry
 from headway.parse.page import ParsedPage
 from headway.policy.revisit import Change, RevisitState
-from headway.store.warc import WrittenRecord
 
 
-@dataclass(slots=True)
-class PageWork:
-    """One leased URL (or one robots.txt fetch, ``lease`` None) on its way through the
-    pipeline. Mutable on purpose: the fetch and parse stages fill in their part; how it
-    is settled is a separate value (``settle.decide``)."""
+@dataclass(frozen=True, slots=True)
+class FetchedPage:
+    """A leased URL and its response. ``handler``: the content handler that parses the
+    body (None: not parsed); after parsing, ``parsed`` or ``parse_error``.
+    ``store_body`` False: the exchange is not written to the WARC (a skipped type);
+    ``note``: what the crawl log says before settling decides; ``near_dup_of``: an
+    earlier page of the host with nearly the same text; ``previous``: the URL's recrawl
+    state at its lease (None: first fetch, or recrawl off)."""
 
-    url: str
-    depth: int
-    lease: LeasedUrl | None
-    result: FetchResult | None  # None: settled without a fetch (see ``note``)
+    lease: LeasedUrl
+    result: FetchResult
     retry_after: float | None = None
+    handler: str | None = None
+    store_body: bool = True
+    note: str | None = None
     parsed: ParsedPage | None = None
     parse_error: str | None = None
-    note: str | None = None
-    requeue_at: float | None = None  # for a skip that puts the URL back (robots unavailable)
-    store_body: bool = True
-    handler: str = "html"  # the content handler that reads the body
-    near_dup_of: str | None = None  # an earlier page of the host with nearly the same text
-    documents: tuple[UrlEntry, ...] = ()  # sitemaps a robots.txt answer names, admitted
+    near_dup_of: str | None = None
     previous: RevisitState | None = None  # recrawl: the URL's state at its lease
-    written: WrittenRecord | None = None  # where the store wrote its record
-    revisit: Revisit | None = None  # recrawl: when the URL is due again
+
+    @property
+    def url(self) -> str:
+        return self.lease.url
+
+    @property
+    def depth(self) -> int:
+        return self.lease.depth
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedUrl:
+    """A leased URL settled without a fetch: failed for good (``requeue_at`` None), or put
+    back untried, not before ``requeue_at``."""
+
+    lease: LeasedUrl
+    note: str
+    requeue_at: float | None = None
+
+    @property
+    def url(self) -> str:
+        return self.lease.url
+
+    @property
+    def depth(self) -> int:
+        return self.lease.depth
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsAnswer:
+    """One robots.txt response (a hop of its redirects, or the last one); ``sitemaps``:
+    the sitemaps it names, admitted (the last hop only)."""
+
+    url: str
+    result: FetchResult
+    note: str
+    sitemaps: tuple[UrlEntry, ...] = ()
+
+    @property
+    def depth(self) -> int:
+        return 0
+
+
+#: An item of the store stage.
+Work = FetchedPage | SkippedUrl | RobotsAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,5 +101,8 @@ class Revisit:
 
 @dataclass(frozen=True, slots=True)
 class SettleItem:
+    """An item of the settle stage: a completion (None for a robots.txt answer) and the
+    links it admits."""
+
     completion: Completion | None
     discovered: tuple[UrlEntry, ...]
