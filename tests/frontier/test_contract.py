@@ -10,6 +10,7 @@ import pytest
 from headway.errors import StoreError
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import (
+    REVISIT_PRIORITY,
     Completion,
     FrontierLimits,
     FrontierStore,
@@ -534,3 +535,36 @@ def test_lease_preference_fills_with_the_other_kind_and_waits_for_due(
     assert late.url == old[1]
     c = store.counts()
     assert (c.queued, c.leased) == (0, 4)
+
+
+def test_urls_waiting_for_their_revisit_are_never_shed(open_store: OpenStore) -> None:
+    # fetched pages waiting for a revisit hold the best priority: when the frontier or a
+    # host is full, new URLs are shed, never a due time
+    store = open_store(FrontierLimits(max_queued=100, host_budget=3, bloom_capacity=1000))
+    store.add([entry(u, 9) for u in urls("a.test", 3)], now=0)
+    for u in lease(store, "a.test", 3, now=0, lease_seconds=60):
+        store.complete([Completion(u.id, Settle.DONE, revisit_at=50, validators="v")], [], now=1)
+    res = store.add([entry("http://a.test/better", 0)], now=2)
+    assert (res.added, res.evicted, res.shed["host-budget"]) == (0, 0, 1)
+    back = lease(store, "a.test", 10, now=50, lease_seconds=60)
+    assert sorted(u.url for u in back) == urls("a.test", 3)
+    assert {u.priority for u in back} == {REVISIT_PRIORITY}
+
+
+def test_a_full_frontier_sheds_new_urls_before_waiting_revisits(open_store: OpenStore) -> None:
+    store = open_store(FrontierLimits(max_queued=100, bloom_capacity=1000))
+    hosts = [f"h{i}.test" for i in range(4)]
+    store.add([entry(f"http://{h}/{j}", 9) for h in hosts for j in range(25)], now=0)
+    for h in hosts:
+        done = [
+            Completion(u.id, Settle.DONE, revisit_at=50, validators="v")
+            for u in lease(store, h, 25, now=0, lease_seconds=60)
+        ]
+        store.complete(done, [], now=1)
+    assert store.counts().queued == 100
+    res = store.add([entry(f"http://new.test/{j}", 0) for j in range(5)], now=2)
+    assert (res.added - res.evicted, res.shed["frontier-full"]) == (0, 5)
+    c = store.counts()
+    assert (c.queued, c.shed["frontier-full"]) == (100, 5)
+    for h in hosts:
+        assert len(lease(store, h, 100, now=50, lease_seconds=60)) == 25

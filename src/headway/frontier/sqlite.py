@@ -65,6 +65,7 @@ from headway.frontier.sqlite_rows import (
     chunks,
 )
 from headway.frontier.store import (
+    REVISIT_PRIORITY,
     SHED_FRONTIER_FULL,
     SHED_HOST_BUDGET,
     SHED_REASONS,
@@ -365,8 +366,8 @@ class SqliteFrontier:
                         tx.conn.execute(
                             f"UPDATE urls SET state = {QUEUED}, attempts = 0, not_before = ?,"
                             " lease_expires = NULL, owner = NULL, fetches = fetches + 1,"
-                            " validators = coalesce(?, validators) WHERE id = ?",
-                            (c.revisit_at, c.validators, url_id),
+                            " priority = ?, validators = coalesce(?, validators) WHERE id = ?",
+                            (c.revisit_at, REVISIT_PRIORITY, c.validators, url_id),
                         )
                         self._host_id(tx, host_id).push(c.revisit_at)
                         tx.totals["queued"] += 1

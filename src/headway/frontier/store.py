@@ -35,6 +35,9 @@ from typing import Protocol
 SHED_HOST_BUDGET = "host-budget"
 SHED_FRONTIER_FULL = "frontier-full"
 SHED_REASONS: tuple[str, ...] = (SHED_HOST_BUDGET, SHED_FRONTIER_FULL)
+#: The priority of a URL waiting for its revisit: better than any admitted URL's, so
+#: shedding (which drops the worst) never drops a fetched page's due time.
+REVISIT_PRIORITY = -1_000_000_000
 
 
 class UrlState(IntEnum):
@@ -99,7 +102,8 @@ class Completion:
     DONE counts one more fetch of the URL and stores ``validators`` (an opaque string,
     e.g. ETag, Last-Modified, payload digest and interval as JSON; None keeps what was
     stored). With ``revisit_at`` set, DONE puts the URL back to QUEUED, not leasable
-    before ``revisit_at``, attempts reset to 0 (it counts as queued, not done)."""
+    before ``revisit_at``, attempts reset to 0, with priority ``REVISIT_PRIORITY`` (it
+    counts as queued, not done, and is never shed)."""
 
     id: int
     settle: Settle

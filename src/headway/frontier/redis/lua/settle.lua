@@ -38,6 +38,7 @@ for i = base + 1, #ARGV, 6 do
       elseif kind == 'revisit' then
         rec[7] = 0
         rec[9] = rec[9] + 1
+        rec[4] = -1000000000  -- store.REVISIT_PRIORITY: never shed while it waits
       end
       local v = ARGV[i + 5]
       if v ~= '' then rec[8] = string.sub(v, 2) end
