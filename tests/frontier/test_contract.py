@@ -568,3 +568,14 @@ def test_a_full_frontier_sheds_new_urls_before_waiting_revisits(open_store: Open
     assert (c.queued, c.shed["frontier-full"]) == (100, 5)
     for h in hosts:
         assert len(lease(store, h, 100, now=50, lease_seconds=60)) == 25
+
+
+def test_validators_given_at_admission_reach_the_first_lease(store: FrontierStore) -> None:
+    store.add([entry("http://a.test/h", validators='{"h": 1}'), entry("http://a.test/x")], now=0)
+    got = {u.url: u for u in lease(store, "a.test", 2, now=0, lease_seconds=60)}
+    assert (got["http://a.test/h"].validators, got["http://a.test/h"].fetches) == ('{"h": 1}', 0)
+    assert got["http://a.test/x"].validators is None
+    done = Completion(got["http://a.test/h"].id, Settle.DONE, revisit_at=5, validators="s")
+    store.complete([done], [], now=1)
+    (again,) = lease(store, "a.test", 1, now=5, lease_seconds=60)
+    assert (again.validators, again.fetches) == ("s", 1)

@@ -252,3 +252,28 @@ async def test_recrawl_share_divides_fetches_between_revisits_and_new_urls(
     assert low <= revisit_share <= high, (share, revisit_share, while_new)
     problems = politeness_violations(web.log, {}, 0.05)
     assert not problems, problems[:5]
+
+
+async def test_sitemap_and_feed_hints_set_the_first_interval(tmp_path: Path) -> None:
+    # /hidden/sitemap is listed with <changefreq>daily</changefreq>, /hidden/feed in a
+    # feed dated 2024-05-01; other pages come without a hint
+    spec = SimWebSpec(
+        hosts=1,
+        host_spec=HostSpec(pages=2, links_per_page=1, features=frozenset({"sitemaps"})),
+    )
+    out = tmp_path / "c"
+    settings = crawl_settings(
+        out, delay=DELAY, recrawl=True, revisit_min=1, revisit_max=1e6, max_duration=4
+    )
+    async with SimWeb(spec) as web:
+        await Node(settings, web.seeds()).run()
+        fetched = {r.path for r in page_requests(web.log)}
+    assert {"/hidden/sitemap", "/hidden/feed", "/p/0"} <= fetched
+    first = {}
+    for line in (out / "crawl.log.jsonl").read_text().splitlines():
+        e = json.loads(line)
+        if e["change"] == "first":
+            first[e["url"].split("/", 3)[3]] = e["revisit_in"]
+    assert first["hidden/sitemap"] == 86_400.0  # daily
+    assert first["hidden/feed"] == 1e6  # changed years ago: the longest interval
+    assert first["p/0"] == 1000.0  # no hint: sqrt(min * max)

@@ -17,7 +17,9 @@ from headway.policy.revisit import (
     after_fetch,
     conditional_headers,
     decode,
+    decode_hint,
     encode,
+    encode_hint,
     first_interval,
     next_interval,
     prefer_revisits,
@@ -154,3 +156,13 @@ def test_capacity_rule_keeps_the_share(steps: int, share: float) -> None:
     for fetches in range(steps % 500):
         revisits += int(prefer_revisits(revisits, fetches, share))
         assert abs(revisits - share * (fetches + 1)) <= 1.0
+
+
+def test_hint_round_trip_and_bad_hints() -> None:
+    hint = SitemapHint(lastmod=NOW - 5, changefreq="daily")
+    assert decode_hint(encode_hint(hint)) == hint
+    assert decode_hint(encode_hint(SitemapHint())) == SitemapHint()
+    for bad in (None, "", "x", '{"h": 1}', '{"h": [1]}', '{"i": 3}', '{"h": ["nan?", null]}'):
+        assert decode_hint(bad) is None
+    # a hint is not a revisit state: the URL counts as never fetched
+    assert decode(encode_hint(hint)) is None

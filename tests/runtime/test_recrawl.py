@@ -10,8 +10,10 @@ from headway.policy.revisit import (
     Change,
     RevisitBounds,
     RevisitState,
+    SitemapHint,
     decode,
     encode,
+    encode_hint,
 )
 from headway.runtime.progress import progress_text
 from headway.runtime.recrawl import Recrawl
@@ -42,8 +44,8 @@ def rc() -> Recrawl:
 
 def test_first_fetch_is_planned_with_validators_and_capture() -> None:
     r = rc()
-    previous, headers = r.request(lease())
-    assert (previous, headers) == (None, ())
+    previous, hint, headers = r.request(lease())
+    assert (previous, hint, headers) == (None, None, ())
     res = fetch_result(response_headers=(("ETag", '"e"'), ("Last-Modified", "x")))
     work = FetchedPage(lease(), res, previous=previous)
     plan = r.plan(work, written(), NOW)
@@ -56,7 +58,7 @@ def test_first_fetch_is_planned_with_validators_and_capture() -> None:
 def test_a_304_revisit_keeps_content_and_counts_not_modified() -> None:
     r = rc()
     state = RevisitState(interval=4.0, etag='"e"', digest="sha1:A", capture=CAP)
-    previous, headers = r.request(lease(1, encode(state)))
+    previous, _, headers = r.request(lease(1, encode(state)))
     assert previous == state and ("If-None-Match", '"e"') in headers
     res = fetch_result(outcome=Outcome.NOT_MODIFIED, status=304, raw_body=b"", body=b"")
     work = FetchedPage(lease(1), res, previous=previous)
@@ -95,3 +97,14 @@ def test_progress_line_shows_revisits() -> None:
     stats = NodeStats(recrawl=RecrawlStats(revisits=6, changed=2, unchanged=4, not_modified=3))
     assert "revisits 6 (changed 2 unchanged 4, 304 3)" in progress_text(stats)
     assert "revisits" not in progress_text(NodeStats())
+
+
+def test_a_sitemap_hint_sets_the_first_interval() -> None:
+    r = rc()
+    text = encode_hint(SitemapHint(lastmod=NOW - 10, changefreq="never"))
+    previous, hint, headers = r.request(lease(0, text))
+    assert (previous, headers) == (None, ())
+    assert hint == SitemapHint(NOW - 10, "never")
+    work = FetchedPage(lease(0, text), fetch_result(), previous=None, hint=hint)
+    plan = r.plan(work, written(), NOW)
+    assert plan is not None and plan.state.interval == 16.0  # "never": the maximum

@@ -292,10 +292,22 @@ class SqliteFrontier:
         for e in accepted:
             h = tx.by_name[e.host]
             h.push(e.not_before)
-            rows.append((e.fp, e.url, h.id, e.depth, e.priority, e.via, e.attempts, e.not_before))
+            rows.append(
+                (
+                    e.fp,
+                    e.url,
+                    h.id,
+                    e.depth,
+                    e.priority,
+                    e.via,
+                    e.attempts,
+                    e.not_before,
+                    e.validators,
+                )
+            )
         tx.conn.executemany(
-            "INSERT INTO urls(fp, url, host_id, depth, priority, via, attempts, state, not_before)"
-            f" VALUES (?, ?, ?, ?, ?, ?, ?, {QUEUED}, ?)",
+            "INSERT INTO urls(fp, url, host_id, depth, priority, via, attempts, state, not_before,"
+            f" validators) VALUES (?, ?, ?, ?, ?, ?, ?, {QUEUED}, ?, ?)",
             rows,
         )
         tx.totals["queued"] += len(rows)

@@ -52,7 +52,9 @@ class UrlState(IntEnum):
 @dataclass(frozen=True, slots=True)
 class UrlEntry:
     """A URL offered for admission. ``priority``: lower is better. ``fp``: the URL's
-    64-bit signed fingerprint (``headway.urls.fingerprint.fingerprint``)."""
+    64-bit signed fingerprint (``headway.urls.fingerprint.fingerprint``). ``validators``:
+    stored as the URL's validators until its first DONE (recrawl: a sitemap's hint about
+    it), returned by its first lease with ``fetches`` 0."""
 
     url: str
     host: str
@@ -62,6 +64,7 @@ class UrlEntry:
     via: str | None = None
     attempts: int = 0
     not_before: float = 0.0
+    validators: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

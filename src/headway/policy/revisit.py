@@ -20,7 +20,9 @@ Contract:
   lambda, P(change within I) = 1 - exp(-lambda*I) = 0.37 gives I = 0.46 / lambda.
 - The first interval (after the first fetch) is the geometric mean of the bounds, unless
   a sitemap hint says better: ``changefreq`` maps to its period (``CHANGEFREQ_SECONDS``),
-  else a ``lastmod`` that is A seconds old gives A / 2; both clamped.
+  else a ``lastmod`` that is A seconds old gives A / 2; both clamped. A hint travels with
+  its URL through the frontier as the URL's validators until the first fetch
+  (``encode_hint``/``decode_hint``).
 - ``conditional_headers`` are the request headers of a revisit: ``If-None-Match`` from
   the stored ETag, ``If-Modified-Since`` from the stored Last-Modified.
 - ``prefer_revisits`` is the capacity rule (see its docstring).
@@ -221,6 +223,26 @@ def encode(state: RevisitState) -> str:
     if cap is not None:
         data["r"] = [cap.uri, cap.date, cap.record_id]
     return json.dumps(data, separators=(",", ":"))
+
+
+def encode_hint(hint: SitemapHint) -> str:
+    """The ``validators`` string a URL is admitted with when a sitemap describes it (it
+    holds until the URL's first fetch)."""
+    return json.dumps({"v": 1, "h": [hint.lastmod, hint.changefreq]}, separators=(",", ":"))
+
+
+def decode_hint(text: str | None) -> SitemapHint | None:
+    """The sitemap hint stored as ``text`` (None when there is none or it is unreadable)."""
+    if not text:
+        return None
+    try:
+        lastmod, freq = json.loads(text)["h"]
+        lastmod = None if lastmod is None else float(lastmod)
+        if lastmod is not None and not math.isfinite(lastmod):
+            lastmod = None
+        return SitemapHint(lastmod, None if freq is None else str(freq))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def decode(text: str | None) -> RevisitState | None:

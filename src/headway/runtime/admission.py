@@ -94,12 +94,14 @@ class Admission:
         *,
         near_dup: bool = False,
         lastmod_age: Mapping[str, float] | None = None,
+        validators: Mapping[str, str] | None = None,
     ) -> list[UrlEntry]:
         """Entries for the URLs that pass scope; rejections are counted by reason.
         ``near_dup``: the linking page is a near-duplicate (lowers the links' priority
         under the quality priority). ``lastmod_age``: seconds since a sitemap or feed
         says a URL changed (raises its priority under the quality priority,
-        ``policy.priority.lastmod_bonus``)."""
+        ``policy.priority.lastmod_bonus``). ``validators``: what a URL is admitted with
+        as its stored validators (a sitemap's revisit hint, ``policy.revisit``)."""
         out: list[UrlEntry] = []
         check = self.scope.check
         prio = priority_for(depth)
@@ -128,8 +130,9 @@ class Admission:
             if self.trap_check and _maybe_trap(url) and looks_like_trap(url, current_year=year):
                 rejected["trap-suspect"] += 1
                 continue
+            hint = validators.get(url) if validators else None
             if book is None:
-                out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via))
+                out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via, validators=hint))
             else:
                 if source_host is not None:
                     book.note_link(source_host, host)
@@ -138,7 +141,9 @@ class Admission:
                     ranked = per_host[host] = self._rank(book, host, source_host, depth, near_dup)
                 if lastmod_age and url in lastmod_age:
                     ranked = max(0, ranked - lastmod_bonus(lastmod_age[url]))
-                out.append(UrlEntry(url, host, depth, ranked, fingerprint(url), via))
+                out.append(
+                    UrlEntry(url, host, depth, ranked, fingerprint(url), via, validators=hint)
+                )
             if not self._recent_on:
                 continue
             recent.add(url)

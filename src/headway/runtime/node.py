@@ -36,7 +36,7 @@ from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
 from headway.policy.retry_after import parse_retry_after
-from headway.policy.revisit import RevisitState
+from headway.policy.revisit import RevisitState, SitemapHint
 from headway.policy.robots import (
     RobotsRules,
     blocked_rules,
@@ -459,9 +459,10 @@ class Node:
         lease = job.lease
         crashpoints.reached(CrashPoint.LEASED)
         previous: RevisitState | None = None
+        hint: SitemapHint | None = None
         conditional: Headers = ()
         if self.recrawl is not None:  # a revisit asks with the stored validators
-            previous, conditional = self.recrawl.request(lease)
+            previous, hint, conditional = self.recrawl.request(lease)
         res = await self.fetcher.fetch(lease.url, conditional)
         crashpoints.reached(CrashPoint.FETCHED)
         now = self.clock()
@@ -497,7 +498,9 @@ class Node:
             if handler.name == "html" and len(res.body) > keep:
                 res = dataclasses.replace(res, body=res.body[:keep])
                 c.hostile["parse-cut"] += 1
-            page = FetchedPage(lease, res, retry_after, handler=handler.name, previous=previous)
+            page = FetchedPage(
+                lease, res, retry_after, handler=handler.name, previous=previous, hint=hint
+            )
             await self.parse_stage.put(page)
         else:
             skip_body = res.outcome is Outcome.OK and self.settings.fetch.non_html == "skip"
@@ -510,6 +513,7 @@ class Node:
                 store_body=not skip_body,
                 note="non-html-skipped" if skip_body else None,
                 previous=previous,
+                hint=hint,
             )
             await self.store_stage.put(page)
 

@@ -28,9 +28,11 @@ from headway.policy.revisit import (
     Change,
     RevisitBounds,
     RevisitState,
+    SitemapHint,
     after_fetch,
     conditional_headers,
     decode,
+    decode_hint,
     encode,
     prefer_revisits,
 )
@@ -77,14 +79,16 @@ class Recrawl:
         """The lease preference now (``policy.revisit.prefer_revisits``)."""
         return prefer_revisits(self._revisit_fetches, self._fetches, self.share)
 
-    def request(self, lease: LeasedUrl) -> tuple[RevisitState | None, Headers]:
-        """The stored state of a leased URL and the conditional headers to send; counts
-        the fetch (a revisit when the URL was fetched before)."""
+    def request(self, lease: LeasedUrl) -> tuple[RevisitState | None, SitemapHint | None, Headers]:
+        """The stored state of a leased URL (or, before its first fetch, the sitemap hint
+        it was admitted with) and the conditional headers to send; counts the fetch (a
+        revisit when the URL was fetched before)."""
         self._fetches += 1
-        if lease.fetches > 0:
-            self._revisit_fetches += 1
+        if lease.fetches == 0:
+            return None, decode_hint(lease.validators), ()
+        self._revisit_fetches += 1
         state = decode(lease.validators)
-        return state, conditional_headers(state)
+        return state, None, conditional_headers(state)
 
     def plan(self, work: FetchedPage, rec: WrittenRecord | None, now: float) -> Revisit | None:
         """The next revisit of a written page, or None when it is not revisited."""
@@ -102,6 +106,7 @@ class Recrawl:
             capture=_capture_of(res, rec),
             bounds=self.bounds,
             now=now,
+            hint=work.hint,
         )
         return Revisit(change, state, now + state.interval)
 

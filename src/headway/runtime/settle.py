@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from headway.frontier.store import Completion, Settle, UrlEntry
 from headway.policy.outcome import Outcome
 from headway.policy.retry import RETRYABLE, RetryParams, retry_delay
+from headway.policy.revisit import SitemapHint, encode_hint
 from headway.runtime.admission import Admission
 from headway.runtime.work import FetchedPage, RobotsAnswer, SkippedUrl, Work
 from headway.urls.canonical import CanonOptions, canonicalize
@@ -84,12 +85,15 @@ def _decide_fetched(
     if parsed is not None and parsed.links:
         # a sitemap's <lastmod> (a feed entry's date) raises its link's priority
         ages = {h.url: now - h.lastmod for h in parsed.hints if h.lastmod is not None}
+        # and both it and <changefreq> set the first revisit interval (recrawl)
+        hinted = {h.url: encode_hint(SitemapHint(h.lastmod, h.changefreq)) for h in parsed.hints}
         discovered = admission.admit(
             parsed.links,
             lease.depth + 1,
             lease.url,
             near_dup=work.near_dup_of is not None,
             lastmod_age=ages or None,
+            validators=hinted or None,
         )
     if parsed is not None and parsed.documents:
         # feeds a page announces, child sitemaps of an index: nesting is capped

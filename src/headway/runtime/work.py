@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from headway.fetch.result import FetchResult
 from headway.frontier.store import Completion, LeasedUrl, UrlEntry
 from headway.parse.page import ParsedPage
-from headway.policy.revisit import Change, RevisitState
+from headway.policy.revisit import Change, RevisitState, SitemapHint
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,7 @@ class FetchedPage:
     parse_error: str | None = None
     near_dup_of: str | None = None
     previous: RevisitState | None = None  # recrawl: the URL's state at its lease
+    hint: SitemapHint | None = None  # recrawl: what a sitemap said before its first fetch
 
     @property
     def url(self) -> str:

@@ -287,7 +287,7 @@ class RedisFrontier:
                 for e in groups[host]:
                     h1, h2 = bloom_hashes(e.fp)
                     record = [e.url, e.host, e.depth, e.priority, str(e.fp), e.via, e.attempts]
-                    record += [None, 0]
+                    record += [e.validators, 0]
                     args += [e.fp, h1, h2, hidx, e.priority, repr(float(e.not_before))]
                     args.append(json.dumps(record, separators=(",", ":")))
             calls.append(("admit", keys, args))
