@@ -145,3 +145,21 @@ async def test_restart_keeps_robots_verdicts_and_backoff(tmp_path: Path) -> None
         rules2 = s2.robots.get("h0.test", clock.now)
         assert rules2 is not None and not rules2.allowed("http://h0.test/private/x")
     restarted.close()
+
+
+async def test_a_cancelled_slot_is_not_counted_as_waiting(tmp_path: Path) -> None:
+    """A slot cancelled while it waits leaves the queue: the next ready host goes to a
+    slot that is still waiting, and the dispatcher never holds a job for nobody."""
+    clock = Clock()
+    frontier = _frontier(tmp_path / "f.db", 0)
+    async with running(frontier, clock, _allow(1)) as s:
+        gone = asyncio.create_task(s.next_job())
+        await asyncio.sleep(0.05)
+        gone.cancel()
+        await asyncio.gather(gone, return_exceptions=True)
+        url = "http://h0.test/p0"
+        frontier.add([UrlEntry(url, "h0.test", 0, 0, fingerprint(url))], clock.now)
+        s.wake()
+        await asyncio.sleep(0.2)  # the dispatcher looks while nobody waits
+        job = await asyncio.wait_for(s.next_job(), 5)
+        assert isinstance(job, PageJob) and job.lease.url == url

@@ -11,7 +11,12 @@ process and its threads, the forkserver and every parser process, even ones orph
 from ``/proc`` and ``wait4``; the simulated web runs in another process and is not
 counted. *Crawl CPU* is the tree's CPU from the moment start-up is over (the node calls
 ``on_started``) until the last process exits, shutdown included; *start-up CPU* (imports,
-opening the crawl directory, starting parser processes) is reported apart.
+opening the crawl directory, starting parser processes) is reported apart. *Steady* CPU
+per page leaves out the first second of the crawl and the stop: the crawler reports its
+page count once a second, the bench samples the tree's CPU at each report, and steady
+ms/page is the CPU between the second report and the last one over the pages fetched
+between them (a short run at the gap fetches fewer pages, over which the fixed cost of
+stopping would otherwise weigh more).
 
 Other figures: peak resident memory of every process of the tree (``VmHWM``); the
 frontier thread's CPU per URL the frontier holds (seen); connections the server accepted
@@ -37,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from headway.runtime.proctree import ProcessPeak, TreeRun
-from headway.runtime.stats import from_json
+from headway.runtime.stats import NodeStats, from_json
 from headway.settings import Settings, build_settings
 
 USER_AGENT = "headway-bench/0.1 (+https://example.org/bench)"
@@ -129,10 +134,21 @@ class BenchResult:
     stopped_by: str = ""
     outcomes: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    #: (tree CPU seconds, pages fetched) at each of the crawler's progress reports
+    progress: tuple[tuple[float, int], ...] = ()
 
     @property
     def ms_per_page(self) -> float:
         return self.crawl_cpu / self.pages * 1000 if self.pages else 0.0
+
+    @property
+    def steady_ms_per_page(self) -> float | None:
+        """CPU per page between the second progress report and the last one (None when
+        the run was too short to have both, or fetched nothing in between)."""
+        if len(self.progress) < 3:
+            return None
+        (cpu0, pages0), (cpu1, pages1) = self.progress[1], self.progress[-1]
+        return (cpu1 - cpu0) / (pages1 - pages0) * 1000 if pages1 > pages0 else None
 
     @property
     def frontier_us_per_url(self) -> float:
@@ -204,6 +220,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
     run = TreeRun(argv, exclude={server.proc.pid}, env=env)
     proc = run.start()
     lines: list[dict[str, Any]] = []
+    progress: list[tuple[float, int]] = []
 
     def read() -> None:
         assert proc.stdout is not None
@@ -212,6 +229,8 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
                 msg = json.loads(raw)
                 if msg.get("event") == "started":
                     run.mark()
+                elif msg.get("event") == "progress":
+                    progress.append((run.sample(), int(msg["pages"])))
                 else:
                     lines.append(msg)
 
@@ -242,6 +261,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         connections=after - before,
         stopped_by=str(s["stopped_by"]),
         outcomes=dict(stats.fetch.outcomes),
+        progress=tuple(progress),
     )
 
 
@@ -288,7 +308,18 @@ def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
         sys.stdout.write(json.dumps({"event": "started"}) + "\n")
         sys.stdout.flush()
 
-    node = Node(settings, seeds, on_started=started)
+    reported = [time.monotonic()]
+
+    def progress(stats: NodeStats) -> None:
+        # once a second: the bench samples the tree's CPU against the pages so far
+        now = time.monotonic()
+        if now - reported[0] >= 1.0 and not node.scheduler.stopping:
+            reported[0] = now
+            line = {"event": "progress", "pages": stats.fetch.fetches}
+            sys.stdout.write(json.dumps(line) + "\n")
+            sys.stdout.flush()
+
+    node = Node(settings, seeds, on_started=started, on_stats=progress)
     s = uvloop.run(node.run())
     stats = dataclasses.replace(node.statistics(), frontier=s.frontier)
     return {
@@ -323,7 +354,7 @@ def report_lines(results: list[BenchResult]) -> list[str]:
     )
     head = (
         f"{'case':<22}{'pages':>7}{'wall s':>8}{'pages/s':>9}{'crawl CPU s':>12}"
-        f"{'ms/page':>9}{'start-up s':>11}{'conns':>7}{'frontier us/URL':>16}"
+        f"{'ms/page':>9}{'steady':>8}{'start-up s':>11}{'conns':>7}{'frontier us/URL':>16}"
     )
     out += [head, "-" * len(head)]
     for r in results:
@@ -331,9 +362,11 @@ def report_lines(results: list[BenchResult]) -> list[str]:
             out.append(f"{r.case.name:<22} failed: {r.error}")
             continue
         rate = r.pages / r.crawl_seconds if r.crawl_seconds else 0.0
+        steady = r.steady_ms_per_page
         out.append(
             f"{r.case.name:<22}{r.pages:>7}{r.crawl_seconds:>8.1f}{rate:>9.1f}"
-            f"{r.crawl_cpu:>12.2f}{r.ms_per_page:>9.2f}{r.startup_cpu:>11.2f}"
+            f"{r.crawl_cpu:>12.2f}{r.ms_per_page:>9.2f}"
+            f"{'-' if steady is None else f'{steady:.2f}':>8}{r.startup_cpu:>11.2f}"
             f"{r.connections:>7}{r.frontier_us_per_url:>16.1f}"
         )
     out.append("")
@@ -360,20 +393,21 @@ def _ratios(results: list[BenchResult]) -> list[str]:
         if r.case.src is not None and not r.error and r.pages and key in ok:
             lines.append(
                 f"after / before ({r.case.name.removesuffix(' before')}): CPU per page "
-                f"{ok[key].ms_per_page / r.ms_per_page:.2f}x"
+                f"{ok[key].ms_per_page / r.ms_per_page:.2f}x{_steady_ratio(ok[key], r)}"
             )
     for (scheme, gap, size), r in sorted(ok.items()):
         base = ok.get((scheme, 0.0, size))
         if gap and base is not None:
             lines.append(
                 f"gap {gap:g}s / no gap ({scheme} {size}x): CPU per page "
-                f"{r.ms_per_page / base.ms_per_page:.2f}x"
+                f"{r.ms_per_page / base.ms_per_page:.2f}x{_steady_ratio(r, base)}"
             )
         plain = ok.get(("http", gap, size))
         if scheme == "https" and plain is not None:
             lines.append(
                 f"https / http (gap {gap:g}s {size}x): CPU per page "
-                f"{r.ms_per_page / plain.ms_per_page:.2f}x; connections {r.connections} "
+                f"{r.ms_per_page / plain.ms_per_page:.2f}x{_steady_ratio(r, plain)}; "
+                f"connections {r.connections} "
                 f"for {r.requests} requests"
             )
         small = ok.get((scheme, gap, 1))
@@ -386,3 +420,8 @@ def _ratios(results: list[BenchResult]) -> list[str]:
                 f"{max((p.peak_rss_mib for p in small.peaks), default=0):.0f} MiB"
             )
     return (["", *lines]) if lines else []
+
+
+def _steady_ratio(r: BenchResult, base: BenchResult) -> str:
+    a, b = r.steady_ms_per_page, base.steady_ms_per_page
+    return f" (steady {a / b:.2f}x)" if a is not None and b else ""

@@ -180,12 +180,17 @@ class Scheduler:
         fut: asyncio.Future[Job | None] = asyncio.get_running_loop().create_future()
         self._waiters.append(fut)
         self._event.set()
-        return await fut
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            # the slot was cancelled: its future leaves the queue now, so that every
+            # future in it is a live waiter (counted in O(1) at each step)
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(fut)
+            raise
 
     def _live_waiters(self) -> int:
-        while self._waiters and self._waiters[0].done():
-            self._waiters.popleft()  # cancelled by its slot
-        return sum(1 for f in self._waiters if not f.done())
+        return len(self._waiters)
 
     def _hand(self, job: Job) -> bool:
         while self._waiters:
