@@ -7,6 +7,8 @@ import random
 import string
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from headway.parse.page import parse_page
 from headway.parse.simhash import K1, K2, MAX_FEATURES, NEAR_DUPLICATE_BITS, hamming, simhash
@@ -97,3 +99,10 @@ def test_parse_page_simhash_ignores_markup_scripts_and_styles() -> None:
     )
     assert plain.simhash is not None and plain.simhash == decorated.simhash
     assert parse_page("http://a.test/", b"").simhash is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([*WORDS, "x", "ünï", "ẞ", "42"]), max_size=MAX_FEATURES + 40))
+def test_matches_the_reference_for_any_word_list(words: list[str]) -> None:
+    sample = " ".join(words)
+    assert simhash(sample) == reference_simhash(sample)

@@ -56,21 +56,41 @@ def word_hash(word: str) -> int:
     return int.from_bytes(digest, "big")
 
 
-def _feature_hashes(words: list[str]) -> bytes:
+def _hashes(words: list[str]) -> dict[str, int]:
+    """``H(w)`` of each distinct word (pages repeat words: each is hashed once)."""
+    return {w: word_hash(w) for w in set(words)}
+
+
+#: Bytes of one lane of ``_columns``: a shingle's sum before reduction is below
+#: 3 * 2**128, so it fits in 17 bytes with room to spare and never carries into the next.
+_LANE = 17
+
+
+def _columns(words: list[str]) -> tuple[list[bytes], int]:
+    """Byte ``j`` (0 = most significant) of every feature hash, as 8 byte strings (the
+    columns the votes are counted on), and the number of features.
+
+    Shingles are summed without a Python step per feature: the word hashes are written
+    in 17-byte big-endian lanes of one integer ``W``; shifted left by one lane, lane ``i``
+    holds the next word's hash, by two lanes the one after. So ``W * K1 + (W << lane) *
+    K2 + (W << 2 lanes)`` holds in each lane ``H(a) * K1 + H(b) * K2 + H(c)`` of one
+    shingle, unreduced (below 3 * 2**128, no carry into the next lane); the low 8 bytes
+    of a lane are that sum mod 2**64, the feature hash."""
     words = words[: MAX_FEATURES + SHINGLE_WORDS - 1]
-    cache: dict[str, int] = {}
-    hashes = []
-    for w in words:  # pages repeat words: each distinct one is hashed once
-        h = cache.get(w)
-        if h is None:
-            h = cache[w] = word_hash(w)
-        hashes.append(h)
-    if len(hashes) >= SHINGLE_WORDS:
-        hashes = [
-            (a * K1 + b * K2 + c) & _MASK
-            for a, b, c in zip(hashes, hashes[1:], hashes[2:], strict=False)
-        ]
-    return struct.pack(f">{len(hashes)}Q", *hashes)
+    table = _hashes(words)
+    if len(words) < SHINGLE_WORDS:
+        blob = struct.pack(f">{len(words)}Q", *map(table.__getitem__, words))
+        return [blob[j::8] for j in range(8)], len(words)
+    n = len(words) - SHINGLE_WORDS + 1
+    lanes = {w: h.to_bytes(_LANE, "big") for w, h in table.items()}
+    w_int = int.from_bytes(b"".join(map(lanes.__getitem__, words)), "big")
+    bits = 8 * _LANE
+    total = w_int * K1 + (w_int << bits) * K2 + (w_int << 2 * bits)
+    # lanes from the top: 2 pushed out by the shifts, the n shingles (word i's lane), then
+    # 2 partial sums of the last words
+    raw = total.to_bytes(_LANE * (n + 4), "big")[2 * _LANE : (n + 2) * _LANE]
+    low = _LANE - 8
+    return [raw[low + j :: _LANE] for j in range(8)], n
 
 
 def simhash(text: str) -> int:
@@ -78,18 +98,18 @@ def simhash(text: str) -> int:
     words = words_of(text)
     if not words:
         return 0
-    blob = _feature_hashes(words)
-    n = len(blob) // 8
+    columns, n = _columns(words)
     out = bytearray(8)
-    # Votes counted column by column in C: byte j of every feature hash is blob[j::8];
-    # read as one big integer, the features with bit b of that byte set are the ones of
-    # (column & 0x0101..01 << b), counted by int.bit_count.
+    # Votes counted column by column in C: a column read as one big integer has bit b
+    # of every feature's byte at positions b, b + 8, ...; the features that set it are
+    # counted by int.bit_count of (column & 0x0101..01 << b).
     ones = int.from_bytes(b"\x01" * n, "big")
-    for j in range(8):
-        column = int.from_bytes(blob[j::8], "big")
+    masks = [ones << bit for bit in range(8)]
+    for j, raw in enumerate(columns):
+        column = int.from_bytes(raw, "big")
         byte = 0
-        for bit in range(8):
-            if (column & (ones << bit)).bit_count() * 2 > n:
+        for bit, mask in enumerate(masks):
+            if (column & mask).bit_count() * 2 > n:
                 byte |= 1 << bit
         out[j] = byte
     return int.from_bytes(out, "big")
