@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,31 @@ async def test_certificates_are_verified_and_ca_file_is_trusted(pki: SimPki) -> 
         await web.stop()
 
 
+async def test_a_new_connection_resumes_the_tls_session_of_the_last_one(pki: SimPki) -> None:
+    """When a host's connection was closed (here: the keep-alive is shorter than the
+    pause between requests), the next connection resumes the TLS session: the server
+    sees one full handshake per host and abbreviated ones after it. The certificate is
+    still required: a fetcher without the CA is refused even after sessions exist."""
+    hosts, pages = 3, 3
+    web = tls_web(pki, hosts, pages)
+    await web.start(ssl_context=server_context(pki.cert_file, pki.key_file))
+    try:
+        urls = [web.url(h, f"/p/{p}") for p in range(pages) for h in web.hosts]
+        cfg = dataclasses.replace(config(pki.ca_file), keepalive=0.05)
+        async with Fetcher(cfg) as fetcher:
+            for url in urls:
+                res = await fetcher.fetch(url)
+                assert res.outcome is Outcome.OK, res.error
+                await asyncio.sleep(0.2)  # the idle connection is closed meanwhile
+        assert web.connections == len(urls)  # no connection outlived the keep-alive
+        assert web.resumed_handshakes == len(urls) - hosts  # one full handshake per host
+        async with Fetcher(config(None)) as fetcher:
+            refused = await fetcher.fetch(urls[0])
+        assert refused.outcome is Outcome.TLS_ERROR
+    finally:
+        await web.stop()
+
+
 def test_unreadable_ca_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"fetch\.ca_file"):
         Fetcher(config(tmp_path / "missing.pem"))
@@ -87,5 +114,7 @@ async def test_connections_stay_alive_across_the_gap(
     assert summary.outcomes.get("ok", 0) == hosts * (pages + 1)  # home page + pages
     requests = len(web.log)
     assert requests == summary.requests >= hosts * (pages + 2)  # robots.txt too
-    # one connection per host (a spare one each at most), not one per request
+    # one connection per host (a spare one each at most), not one per request, and a
+    # full TLS handshake once per host at most (another connection resumes the session)
     assert web.connections <= 2 * hosts, (web.connections, requests)
+    assert web.connections - web.resumed_handshakes <= hosts, web.resumed_handshakes

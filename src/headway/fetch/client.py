@@ -25,7 +25,8 @@ Connections: HTTP/1.1 keep-alive, one pool for every host. An idle connection is
 host reuses it and, over HTTPS, pays no new TLS handshake). Idle connections are not
 counted against ``max_connections``; their number is bounded by the request rate times
 ``keepalive``, not by the number of hosts. TLS certificates are always verified, against
-the system's authorities plus those of ``ca_file``.
+the system's authorities plus those of ``ca_file``; a new connection to a host resumes
+the TLS session of its previous one (``fetch/tls.py``).
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ import aiohttp
 from aiohttp.connector import Connection
 from yarl import URL
 
-from headway.errors import ConfigError
 from headway.fetch.decode import decode_content
 from headway.fetch.guard import AddressGuard
 from headway.fetch.resolver import AddressRefused, CrawlResolver
 from headway.fetch.result import FetchResult, Headers
+from headway.fetch.tls import client_context
 from headway.policy.outcome import Outcome, outcome_for_status
 
 log = logging.getLogger(__name__)
@@ -207,18 +208,6 @@ def _ip_literal(host: str | None) -> str | None:
         return None
 
 
-def tls_context(ca_file: Path | None) -> ssl.SSLContext:
-    """Client TLS context: verification on, system authorities plus ``ca_file``'s.
-    A missing or unreadable file is a ``ConfigError`` naming ``fetch.ca_file``."""
-    ctx = ssl.create_default_context()
-    if ca_file is not None:
-        try:
-            ctx.load_verify_locations(cafile=str(ca_file))
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigError("fetch.ca_file", f"cannot load {ca_file}: {exc}") from exc
-    return ctx
-
-
 class Fetcher:
     """Async HTTP client; use as ``async with Fetcher(config) as f: await f.fetch(url)``."""
 
@@ -242,7 +231,7 @@ class Fetcher:
         if config.accept_language:
             headers["Accept-Language"] = config.accept_language
         self._headers = headers
-        self._tls = tls_context(config.ca_file)
+        self._tls = client_context(config.ca_file)
 
     async def __aenter__(self) -> Fetcher:
         cfg = self._config

@@ -20,7 +20,8 @@ stopping would otherwise weigh more).
 
 Other figures: peak resident memory of every process of the tree (``VmHWM``); the
 frontier thread's CPU per URL the frontier holds (seen); connections the server accepted
-(over HTTPS each one is a full TLS handshake).
+(over HTTPS each one is a TLS handshake: a full one, or an abbreviated one when it
+resumed a session).
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class BenchResult:
     frontier_cpu: float = 0.0
     frontier_urls: int = 0
     connections: int = 0
+    resumed: int = 0  # connections whose TLS handshake resumed a session
     stopped_by: str = ""
     outcomes: dict[str, int] = field(default_factory=dict)
     error: str | None = None
@@ -185,12 +187,14 @@ class _Server:
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_port(self.port)
 
-    def connections(self) -> int:
+    def connections(self) -> tuple[int, int]:
+        """Connections accepted so far, and how many of them resumed a TLS session."""
         req = urllib.request.Request(
             f"{self.scheme}://127.0.0.1:{self.port}/", headers={"Host": STATS_HOST}
         )
         with urllib.request.urlopen(req, timeout=10, context=self._ctx) as resp:
-            return int(json.loads(resp.read())["connections"])
+            stats = json.loads(resp.read())
+        return int(stats["connections"]), int(stats.get("resumed", 0))
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -213,7 +217,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         "seconds": case.seconds,
     }
     argv = [sys.executable, "-m", "headway.cli", "bench-crawl", json.dumps(config)]
-    before = server.connections()
+    before, resumed_before = server.connections()
     env = None
     if case.src is not None:
         env = {**os.environ, "PYTHONPATH": case.src}
@@ -238,7 +242,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
     reader.start()
     usage = run.wait(case.seconds + 120)
     reader.join(10)
-    after = server.connections()
+    after, resumed_after = server.connections()
     if usage.returncode != 0 or not lines:
         return BenchResult(case, error=f"crawler exited with {usage.returncode}")
     s = lines[-1]
@@ -259,6 +263,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         frontier_cpu=float(s["frontier_cpu"]),
         frontier_urls=stats.frontier.seen if stats.frontier is not None else 0,
         connections=after - before,
+        resumed=resumed_after - resumed_before,
         stopped_by=str(s["stopped_by"]),
         outcomes=dict(stats.fetch.outcomes),
         progress=tuple(progress),
@@ -407,7 +412,7 @@ def _ratios(results: list[BenchResult]) -> list[str]:
             lines.append(
                 f"https / http (gap {gap:g}s {size}x): CPU per page "
                 f"{r.ms_per_page / plain.ms_per_page:.2f}x{_steady_ratio(r, plain)}; "
-                f"connections {r.connections} "
+                f"connections {r.connections} ({r.resumed} resumed TLS sessions) "
                 f"for {r.requests} requests"
             )
         small = ok.get((scheme, gap, 1))

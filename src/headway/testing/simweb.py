@@ -17,9 +17,10 @@ Contract:
   ``freshness``); the log records the validators each request sent.
 - ``stop()`` returns promptly: every delayed or hung request is woken and answered.
 - With an ``ssl_context`` it serves HTTPS (URLs are then ``https://``); ``connections``
-  counts the connections accepted (over TLS: full handshakes, since the server keeps no
-  session cache across connections it did not see), so tests can check that a crawler
-  keeps connections alive instead of opening one per request.
+  counts the connections accepted (over TLS: one handshake each) and
+  ``resumed_handshakes`` those whose TLS handshake resumed an earlier session, so tests
+  can check that a crawler keeps connections alive instead of opening one per request,
+  and resumes sessions when a connection had to be opened again.
 - A request whose Host is ``STATS_HOST`` answers the counters as JSON (for a benchmark
   that runs the server in another process); it is not logged.
 """
@@ -53,14 +54,19 @@ STATS_HOST = "stats.simweb.invalid"
 
 
 class _CountingServer(web.Server):
-    """aiohttp's low-level server, counting the connections it accepts."""
+    """aiohttp's low-level server, counting the connections it accepts (and, over TLS,
+    those whose handshake resumed a session)."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.accepted = 0
+        self.resumed = 0
 
     def connection_made(self, handler: object, transport: asyncio.Transport) -> None:
         self.accepted += 1
+        tls = transport.get_extra_info("ssl_object")  # the handshake is over by now
+        if tls is not None and tls.session_reused:
+            self.resumed += 1
         super().connection_made(handler, transport)  # type: ignore[arg-type]
 
 
@@ -131,8 +137,14 @@ class SimWeb:
 
     @property
     def connections(self) -> int:
-        """Connections accepted so far (TLS: one full handshake each)."""
+        """Connections accepted so far (TLS: one handshake each)."""
         return self._server.accepted if self._server is not None else 0
+
+    @property
+    def resumed_handshakes(self) -> int:
+        """TLS connections accepted so far whose handshake resumed a session (an
+        abbreviated handshake); the others were full handshakes."""
+        return self._server.resumed if self._server is not None else 0
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -283,7 +295,11 @@ class SimWeb:
         name = request.headers.get("Host", "").lower()
         name = name.rpartition(":")[0] if ":" in name else name
         if name == STATS_HOST:
-            stats = {"connections": self.connections, "requests": self.requests}
+            stats = {
+                "connections": self.connections,
+                "resumed": self.resumed_handshakes,
+                "requests": self.requests,
+            }
             return web.Response(body=json.dumps(stats).encode(), content_type="application/json")
         self.requests += 1
         raw_path = request.raw_path
