@@ -25,6 +25,7 @@ from tests.store.factory import (
     HTML,
     T0,
     fetch_result,
+    gzip_members,
     raw_records,
     read_records,
     record_at,
@@ -326,3 +327,60 @@ def test_every_record_is_a_standard_gzip_member(
         data = d.unused_data
         members += 1
     assert members == 3  # warcinfo, response, request
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        fetch_result(),
+        fetch_result(ip=None, truncated="length", http_version="1.0"),
+        fetch_result(raw_body=b"", body=b"", status=404, reason=""),
+        fetch_result(
+            url="http://example.com/",
+            response_headers=(
+                ("X-Odd", "caf\udce9 \u00e9t\u00e9"),
+                ("Transfer-Encoding", "chunked"),
+            ),
+            request_headers=(("User-Agent", "ua"), ("Host", "example.com")),
+        ),
+    ],
+)
+def test_records_are_the_bytes_warcio_would_write(tmp_path: Path, result: FetchResult) -> None:
+    """Response and request records are serialized without warcio's record objects; each
+    one is byte for byte what warcio's own writer makes of the same headers and body."""
+    import io
+
+    from warcio.warcwriter import WARCWriter
+
+    from headway.store.warc import _http_request_headers, _http_response_headers
+
+    write(tmp_path, result)
+    members = [m[2] for m in gzip_members(only_file(tmp_path).read_bytes())]
+    records = raw_records(only_file(tmp_path))
+    assert [r["headers"]["WARC-Type"] for r in records] == ["warcinfo", "response", "request"]
+    info_id = records[0]["headers"]["WARC-Record-ID"]
+    for record, member in zip(records[1:], members[1:], strict=True):
+        h = record["headers"]
+        kind = h["WARC-Type"]
+        computed = _COMPUTED | ({"WARC-Payload-Digest"} if kind == "request" else set())
+        ours = {k: h[k] for k in h if k.startswith("WARC-") and k not in computed}
+        http = (
+            _http_response_headers(result)
+            if kind == "response"
+            else _http_request_headers(result.url, result.method, result.request_headers)
+        )
+        ref = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
+        rec = ref.create_warc_record(
+            result.url,
+            kind,
+            payload=io.BytesIO(result.raw_body) if kind == "response" else None,
+            length=len(result.raw_body) if kind == "response" else None,
+            http_headers=http,
+            warc_headers_dict=ours,
+        )
+        rec.rec_headers.add_header("WARC-Warcinfo-ID", info_id)
+        ref.write_record(rec)
+        assert member == ref.out.getvalue()
+
+
+_COMPUTED = {"WARC-Warcinfo-ID", "WARC-Block-Digest"}

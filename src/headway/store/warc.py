@@ -29,7 +29,9 @@ Contract:
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import io
 import logging
 import os
@@ -69,6 +71,8 @@ RENAMED_HEADERS = {"transfer-encoding": "X-Headway-Transfer-Encoding"}
 #: FetchResult.truncated -> WARC-Truncated. A cut decoded body may also mean the raw read
 #: stopped early, so it is marked as a length cut rather than risk an unmarked short record.
 _TRUNCATED = {"length": "length", "decoded-length": "length", "time": "time"}
+#: WARC-Payload-Digest of an empty payload (a request record's, as warcio writes it).
+EMPTY_DIGEST = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
 _CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 
 
@@ -289,7 +293,7 @@ class WarcWriter:
         resp_type = "revisit" if first is not None else "response"
         resp_headers = _warc_headers(resp_type, resp_id, date, result.url, result.ip, req_id)
         http = _http_response_headers(result)
-        if first is not None:
+        if first is not None:  # rare: warcio builds the revisit record
             resp = builder.create_revisit_record(
                 result.url,
                 digest,
@@ -301,35 +305,46 @@ class WarcWriter:
             resp.rec_headers.replace_header("WARC-Profile", first.profile)
             if first.record_id:
                 resp.rec_headers.add_header("WARC-Refers-To", first.record_id)
+            if self._warcinfo_id:
+                resp.rec_headers.add_header("WARC-Warcinfo-ID", self._warcinfo_id)
+            resp_bytes = self._gzip_record(resp)
         else:
             if result.truncated:
                 resp_headers["WARC-Truncated"] = _TRUNCATED.get(result.truncated, "unspecified")
             resp_headers["WARC-Payload-Digest"] = digest
-            resp = builder.create_warc_record(
-                result.url,
-                "response",
-                payload=io.BytesIO(result.raw_body),
-                length=len(result.raw_body),
-                http_headers=http,
-                warc_headers_dict=resp_headers,
-            )
+            resp_bytes = self._gzip(self._record(resp_headers, http, result.raw_body, "response"))
         req_http = _http_request_headers(result.url, result.method, result.request_headers)
         req_headers = _warc_headers("request", req_id, date, result.url, result.ip, resp_id)
-        req = builder.create_warc_record(
-            result.url, "request", http_headers=req_http, warc_headers_dict=req_headers
-        )
+        req_headers["WARC-Payload-Digest"] = EMPTY_DIGEST
+        req_bytes = self._gzip(self._record(req_headers, req_http, b"", "request"))
+        return resp_bytes + req_bytes, len(resp_bytes), resp_id
+
+    def _record(
+        self, headers: dict[str, str], http: StatusAndHeaders, payload: bytes, msgtype: str
+    ) -> bytes:
+        """One ``response`` or ``request`` record, serialized as warcio serializes it
+        (same header order, encodings and digests), without its per-record buffers and
+        streams: the block is the HTTP header block and ``payload``."""
+        head = http.to_ascii_bytes()
+        block = hashlib.sha1(head)
+        block.update(payload)
         if self._warcinfo_id:
-            resp.rec_headers.add_header("WARC-Warcinfo-ID", self._warcinfo_id)
-            req.rec_headers.add_header("WARC-Warcinfo-ID", self._warcinfo_id)
-        resp_bytes = self._gzip_record(resp)
-        return resp_bytes + self._gzip_record(req), len(resp_bytes), resp_id
+            headers["WARC-Warcinfo-ID"] = self._warcinfo_id
+        headers["WARC-Block-Digest"] = "sha1:" + base64.b32encode(block.digest()).decode("ascii")
+        headers["Content-Type"] = f"application/http; msgtype={msgtype}"
+        headers["Content-Length"] = str(len(head) + len(payload))
+        warc = StatusAndHeaders("", list(headers.items()), protocol=f"WARC/{WARC_VERSION}")
+        return b"".join((warc.to_bytes(encoding="utf-8"), head, payload, b"\r\n\r\n"))
+
+    def _gzip(self, data: bytes) -> bytes:
+        deflater = isal_zlib.compressobj(self._level, isal_zlib.DEFLATED, GZIP_WBITS)
+        return deflater.compress(data) + deflater.flush()
 
     def _gzip_record(self, record: Any) -> bytes:
         out = io.BytesIO()
         self._builder.out = out
         self._builder.write_record(record)
-        deflater = isal_zlib.compressobj(self._level, isal_zlib.DEFLATED, GZIP_WBITS)
-        return deflater.compress(out.getbuffer()) + deflater.flush()
+        return self._gzip(out.getvalue())
 
     def _open_file(self) -> None:
         name = warc_file_name(self._prefix, time.time(), self._serial)
