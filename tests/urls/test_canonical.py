@@ -183,3 +183,19 @@ def test_credentials_removed_and_counted() -> None:
     assert stripped == 2
     assert canonicalize_many("https://site.example/", hrefs) == links
     assert canonicalize("http://u:secret@a.example/", None) == "http://a.example/"
+
+
+def test_repeated_hrefs_resolved_once_same_result_each_occurrence_counted() -> None:
+    """An href written several times on a page gives the same links, in the same order,
+    as resolving every occurrence; credentials are counted per occurrence."""
+    base = "https://site.example/dir/"
+    hrefs = ["b", "/a?x=1&y=2", "b", "//u:p@c.example/", "/a?y=2&x=1", "//u:p@c.example/", "b"]
+    links, stripped = canonicalize_links(base, hrefs)
+    one_by_one = [canonicalize(h, base) for h in hrefs]
+    assert links == list(dict.fromkeys(u for u in one_by_one if u is not None))
+    assert links == [
+        "https://site.example/dir/b",
+        "https://site.example/a?x=1&y=2",
+        "https://c.example/",
+    ]
+    assert stripped == 2

@@ -32,6 +32,7 @@ The result is a fixed point: ``canonicalize(canonicalize(u)) == canonicalize(u)`
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -208,8 +209,10 @@ def canonicalize_links(
 ) -> tuple[list[str], int]:
     """``canonicalize_many`` plus how many usable hrefs carried credentials (removed).
 
-    This is the parser's hot path: the base is encoded once, and hrefs without a query,
-    fragment or escape skip the Python-level rules entirely.
+    This is the parser's hot path: the base is encoded once, an href written several
+    times on the page is resolved once (counted in C first; the result is the same, in
+    the same first-seen order), and hrefs without a query, fragment or escape skip the
+    Python-level rules entirely.
     """
     try:
         bb = base.encode()
@@ -228,7 +231,7 @@ def canonicalize_links(
     unpack = ffi.unpack
     blen = len(bb)
     stripped = 0
-    for raw in hrefs:
+    for raw, times in Counter(hrefs).items():
         try:
             ub = raw.encode()
         except UnicodeEncodeError:
@@ -239,7 +242,7 @@ def canonicalize_links(
                 continue
             if has_credentials(u):
                 _strip_credentials(u)
-                stripped += 1
+                stripped += times
             s = get_href(u)
             href: str = unpack(s.data, s.length).decode()
         finally:
