@@ -1,0 +1,158 @@
+"""What one page costs in the parts headway runs per page, on the pages ``headway bench``
+crawls (80 KB, 280 links, a tenth of them to other hosts).
+
+Run: ``.venv/bin/python benchmarks/bench_page_costs.py [--pages 40] [--trials 5]
+[--before-src OLD/src]``. Each part is timed in process CPU time over the same pages,
+best of ``trials``: ``parse_page`` (everything a parser process does with a page),
+within it the SimHash of the visible text and the link resolution, and the WARC
+records of the exchange (``WarcWriter.write_exchange``: headers, digests, gzip). With
+``--before-src`` the same script runs first with the crawler from that source tree (in a
+child process, same pages) and a before/after table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+PORT = 8000
+
+
+def pages(count: int, links: int, page_kb: int) -> list[tuple[str, bytes]]:
+    from headway.testing.features import Renderer
+    from headway.testing.simweb import HostSpec, SimWebSpec
+
+    spec = SimWebSpec(
+        hosts=50,
+        host_spec=HostSpec(pages=40, links_per_page=links, page_bytes=page_kb * 1024),
+        seed=1,
+        suffix="sim.test",
+    )
+    origins = [f"http://{spec.host_name(i)}:{PORT}" for i in range(spec.hosts)]
+    renderer = Renderer(spec, origins)
+    out = []
+    for n in range(count):
+        host, path = n % spec.hosts, f"/p/{n % 40}"
+        out.append((origins[host] + path, renderer.respond(host, path).body))
+    return out
+
+
+def best(fn: Callable[[], object], n: int, trials: int) -> float:
+    """Best CPU ms per call over ``trials`` runs of ``n`` calls."""
+    fn()
+    times = []
+    for _ in range(trials):
+        t0 = time.process_time()
+        for _ in range(n):
+            fn()
+        times.append((time.process_time() - t0) / n * 1000)
+    return min(times)
+
+
+def measure(count: int, trials: int) -> dict[str, float]:
+    from headway.fetch.result import FetchResult
+    from headway.parse.page import parse_page, parse_tree
+    from headway.parse.simhash import simhash, visible_text
+    from headway.policy.outcome import Outcome
+    from headway.store.warc import WarcWriter, payload_digest
+    from headway.urls.canonical import canonicalize_links
+
+    corpus = pages(count, 280, 64)
+    texts = [visible_text(parse_tree(body.decode())) for _, body in corpus]
+    hrefs = []
+    for url, body in corpus:
+        tree = parse_tree(body.decode())
+        hrefs.append((url, [n.attributes.get("href") or "" for n in tree.css("a[href]")]))
+    results = [
+        FetchResult(
+            url=url,
+            started_at=time.time(),
+            duration=0.01,
+            outcome=Outcome.OK,
+            status=200,
+            reason="OK",
+            request_headers=(("User-Agent", "bench/1"), ("Accept", "text/html")),
+            response_headers=(
+                ("Content-Type", "text/html; charset=utf-8"),
+                ("Content-Length", str(len(body))),
+            ),
+            raw_body=body,
+            body=body,
+            ip="127.0.0.1",
+        )
+        for url, body in corpus
+    ]
+    digests = [payload_digest(r.raw_body) for r in results]
+    out: dict[str, float] = {}
+
+    def each(fn: Callable[[int], object]) -> Callable[[], object]:
+        return lambda: [fn(i) for i in range(count)]
+
+    out["parse_page (whole parser work)"] = (
+        best(
+            each(lambda i: parse_page(corpus[i][0], corpus[i][1], content_type="text/html")),
+            1,
+            trials,
+        )
+        / count
+    )
+    out["  SimHash of the visible text"] = (
+        best(each(lambda i: simhash(texts[i])), 1, trials) / count
+    )
+    out["  link resolution (canonicalize_links)"] = (
+        best(each(lambda i: canonicalize_links(*hrefs[i])), 1, trials) / count
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        writer = WarcWriter(Path(tmp), max_file_size=1 << 40)
+        out["WARC records (write_exchange)"] = (
+            best(
+                each(lambda i: writer.write_exchange(results[i], None, digest=digests[i])),
+                1,
+                trials,
+            )
+            / count
+        )
+        writer.close()
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pages", type=int, default=40)
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--before-src", type=Path)
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.json:
+        print(json.dumps(measure(args.pages, args.trials)))
+        return 0
+    before: dict[str, Any] = {}
+    if args.before_src is not None:
+        env = {**os.environ, "PYTHONPATH": str(args.before_src.resolve())}
+        argv = [sys.executable, __file__, "--json", "--pages", str(args.pages)]
+        argv += ["--trials", str(args.trials)]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        before = json.loads(done.stdout)
+    after = measure(args.pages, args.trials)
+    print(f"CPU ms per page, best of {args.trials} trials over {args.pages} pages")
+    head = f"{'part':<40}{'before':>9}{'after':>9}{'after/before':>14}"
+    print(head if before else f"{'part':<40}{'ms':>9}")
+    for name, ms in after.items():
+        if before and name in before:
+            b = before[name]
+            print(f"{name:<40}{b:>9.3f}{ms:>9.3f}{ms / b:>13.2f}x")
+        else:
+            print(f"{name:<40}{ms:>9.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
