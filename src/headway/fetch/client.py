@@ -208,6 +208,13 @@ def _ip_literal(host: str | None) -> str | None:
         return None
 
 
+def tls_context(ca_file: Path | None) -> ssl.SSLContext:
+    """Client TLS context of the fetch stage (``fetch/tls.py``: verification on, the
+    system's authorities plus ``ca_file``'s, sessions resumed). A missing or unreadable
+    file is a ``ConfigError`` naming ``fetch.ca_file``."""
+    return client_context(ca_file)
+
+
 class Fetcher:
     """Async HTTP client; use as ``async with Fetcher(config) as f: await f.fetch(url)``."""
 
