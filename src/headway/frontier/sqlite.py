@@ -29,6 +29,9 @@ Schema (version 2; a version-1 file is upgraded in place when opened):
 - ``payloads(digest, uri, date)``: first capture of each payload digest (revisits).
 - ``host_state(host, value)``: opaque per-host state strings of the node.
 
+Admission (the seen check, host budgets and shedding) is in ``sqlite_admit.py``; the
+schema and the host rows of one transaction (``Tx``) in ``sqlite_rows.py``.
+
 The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open
 (about 5 us per fingerprint in pure Python: 5.5 s for 1M on the benchmark machine)
 unless a clean close saved its bitmap (see ``_load_bloom``).
@@ -48,10 +51,10 @@ from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.errors import StoreError
 from headway.frontier.bloom import BloomFilter, load_bitmap, save_bitmap
+from headway.frontier.sqlite_admit import admit
 from headway.frontier.sqlite_rows import (
     DONE,
     FAILED,
-    HOST_COLS,
     LEASED,
     MIGRATE_1_TO_2,
     QUEUED,
@@ -59,15 +62,11 @@ from headway.frontier.sqlite_rows import (
     SCHEMA_VERSION,
     TOTALS,
     UPGRADABLE,
-    HostRow,
     Tx,
-    by_priority,
     chunks,
 )
 from headway.frontier.store import (
     REVISIT_PRIORITY,
-    SHED_FRONTIER_FULL,
-    SHED_HOST_BUDGET,
     SHED_REASONS,
     AddResult,
     Completion,
@@ -172,7 +171,7 @@ class SqliteFrontier:
                 tx.conn.execute(sql, {"node": self._node_id} if ":node" in sql else {})
         log.info("frontier %s upgraded from schema %s to %s", path, version, SCHEMA_VERSION)
 
-    # -- transactions and host rows ----------------------------------------------------
+    # -- transactions ------------------------------------------------------------------
 
     @contextmanager
     def _tx(self) -> Iterator[Tx]:
@@ -183,7 +182,7 @@ class SqliteFrontier:
             conn.execute("BEGIN IMMEDIATE")
             tx = Tx(conn)
             yield tx
-            self._flush(tx)
+            tx.flush()
             crashpoints.reached(CrashPoint.FRONTIER_UNCOMMITTED)
             conn.execute("COMMIT")
         except BaseException as exc:
@@ -197,166 +196,11 @@ class SqliteFrontier:
         for reason, delta in tx.shed.items():
             self._shed[reason] = self._shed.get(reason, 0) + delta
 
-    def _flush(self, tx: Tx) -> None:
-        rows = []
-        for h in tx.hosts.values():
-            if h.queued <= 0:
-                h.min_nb = None
-            elif h.stale:
-                h.min_nb = tx.conn.execute(
-                    f"SELECT min(not_before) FROM urls WHERE host_id = ? AND state = {QUEUED}",
-                    (h.id,),
-                ).fetchone()[0]
-            nxt = h.ready_at if h.min_nb is None else max(h.ready_at, h.min_nb)
-            rows.append((h.admitted, h.queued, h.ready_at, h.min_nb, nxt, h.id))
-        tx.conn.executemany(
-            "UPDATE hosts SET admitted = ?, queued = ?, ready_at = ?, min_not_before = ?,"
-            " next_ready = ? WHERE id = ?",
-            rows,
-        )
-        tx.conn.executemany(
-            "UPDATE totals SET value = value + ? WHERE name = ?",
-            [(d, n) for n, d in tx.totals.items() if d],
-        )
-        tx.conn.executemany(
-            "UPDATE shed SET count = count + ? WHERE reason = ?",
-            [(d, r) for r, d in tx.shed.items() if d],
-        )
-
-    def _hosts_named(self, tx: Tx, names: Collection[str], create: bool) -> None:
-        """Load the named hosts into ``tx`` (creating missing ones when ``create``)."""
-        wanted = [n for n in names if n not in tx.by_name]
-        for part in chunks(wanted):
-            marks = ",".join("?" * len(part))
-            for row in tx.conn.execute(
-                f"SELECT {HOST_COLS} FROM hosts WHERE host IN ({marks})", part
-            ):
-                tx.keep(HostRow(row))
-        if create:
-            for name in wanted:
-                if name not in tx.by_name:
-                    cur = tx.conn.execute("INSERT INTO hosts(host) VALUES (?)", (name,))
-                    assert cur.lastrowid is not None
-                    tx.keep(HostRow((cur.lastrowid, name, 0, 0, 0.0, None)))
-
-    def _host_id(self, tx: Tx, host_id: int) -> HostRow:
-        h = tx.hosts.get(host_id)
-        if h is None:
-            row = tx.conn.execute(f"SELECT {HOST_COLS} FROM hosts WHERE id = ?", (host_id,))
-            h = tx.keep(HostRow(row.fetchone()))
-        return h
-
-    # -- admission ---------------------------------------------------------------------
-
-    def _admit(self, tx: Tx, entries: Sequence[UrlEntry]) -> AddResult:
-        unique: dict[int, UrlEntry] = {}
-        for e in entries:
-            unique.setdefault(e.fp, e)
-        dups = len(entries) - len(unique)
-        fps = list(unique)
-        maybe = [fp for fp, hit in zip(fps, self._bloom.contains_many(fps), strict=True) if hit]
-        for part in chunks(maybe):
-            marks = ",".join("?" * len(part))
-            for (fp,) in tx.conn.execute(f"SELECT fp FROM seen WHERE fp IN ({marks})", part):
-                del unique[fp]
-                dups += 1
-        shed = dict.fromkeys(SHED_REASONS, 0)
-        if not unique:
-            return AddResult(0, dups, shed)
-        new = list(unique.values())
-        tx.conn.executemany("INSERT INTO seen(fp) VALUES (?)", [(fp,) for fp in unique])
-        self._bloom.add_many(unique)  # before COMMIT: a rollback only leaves false positives
-        tx.totals["seen"] += len(new)
-        groups: dict[str, list[UrlEntry]] = {}
-        for e in new:
-            groups.setdefault(e.host, []).append(e)
-        self._hosts_named(tx, groups, create=True)
-        accepted: list[UrlEntry] = []
-        evicted = 0
-        for name, group in groups.items():
-            h = tx.by_name[name]
-            room = self._limits.host_budget - h.admitted
-            if len(group) > room:
-                where = ("host_id = ? AND ", (h.id,))
-                group, _, n = self._fit(tx, group, room, where, SHED_HOST_BUDGET, shed)
-                evicted += n
-            accepted.extend(group)
-            h.admitted += len(group)
-        room = self._limits.max_queued - (self._totals["queued"] + tx.totals["queued"])
-        if len(accepted) > room:
-            accepted, dropped, n = self._fit(tx, accepted, room, ("", ()), SHED_FRONTIER_FULL, shed)
-            evicted += n
-            for e in dropped:
-                tx.by_name[e.host].admitted -= 1
-        rows = []
-        for e in accepted:
-            h = tx.by_name[e.host]
-            h.push(e.not_before)
-            rows.append(
-                (
-                    e.fp,
-                    e.url,
-                    h.id,
-                    e.depth,
-                    e.priority,
-                    e.via,
-                    e.attempts,
-                    e.not_before,
-                    e.validators,
-                )
-            )
-        tx.conn.executemany(
-            "INSERT INTO urls(fp, url, host_id, depth, priority, via, attempts, state, not_before,"
-            f" validators) VALUES (?, ?, ?, ?, ?, ?, ?, {QUEUED}, ?, ?)",
-            rows,
-        )
-        tx.totals["queued"] += len(rows)
-        for reason, n in shed.items():
-            tx.shed[reason] += n
-        return AddResult(len(rows), dups, shed, evicted)
-
-    def _fit(
-        self,
-        tx: Tx,
-        group: list[UrlEntry],
-        room: int,
-        where: tuple[str, tuple[int, ...]],
-        reason: str,
-        shed: dict[str, int],
-    ) -> tuple[list[UrlEntry], list[UrlEntry], int]:
-        """Split ``group`` into (kept, shed, evicted count): the best ``room`` entries are
-        kept, and each next one evicts the worst queued URL matching ``where`` while it is
-        strictly better. Sorted candidates and a worst that only improves make the kept
-        set exactly the best of old and new."""
-        group.sort(key=by_priority)
-        take = max(room, 0)
-        kept = group[:take]
-        rest = group[take:]
-        sql = (
-            f"SELECT id, priority, host_id FROM urls WHERE {where[0]}state = {QUEUED}"
-            " ORDER BY priority DESC, id DESC LIMIT 1"
-        )
-        for i, e in enumerate(rest):
-            worst = tx.conn.execute(sql, where[1]).fetchone()
-            if worst is None or e.priority >= worst[1]:
-                shed[reason] += len(rest) - i
-                return kept, rest[i:], i
-            self._evict(tx, worst[0], self._host_id(tx, worst[2]))
-            shed[reason] += 1
-            kept.append(e)
-        return kept, [], len(rest)
-
-    def _evict(self, tx: Tx, url_id: int, h: HostRow) -> None:
-        tx.conn.execute("DELETE FROM urls WHERE id = ?", (url_id,))
-        h.pop()
-        h.admitted -= 1
-        tx.totals["queued"] -= 1
-
     # -- FrontierStore -----------------------------------------------------------------
 
     def add(self, entries: Sequence[UrlEntry], now: float) -> AddResult:
         with self._tx() as tx:
-            return self._admit(tx, entries)
+            return admit(tx, self._bloom, self._limits, self._totals["queued"], entries)
 
     def complete(
         self, completions: Sequence[Completion], discovered: Sequence[UrlEntry], now: float
@@ -381,7 +225,7 @@ class SqliteFrontier:
                             " priority = ?, validators = coalesce(?, validators) WHERE id = ?",
                             (c.revisit_at, REVISIT_PRIORITY, c.validators, url_id),
                         )
-                        self._host_id(tx, host_id).push(c.revisit_at)
+                        tx.host(host_id).push(c.revisit_at)
                         tx.totals["queued"] += 1
                     elif c.settle is Settle.RETRY or c.settle is Settle.REQUEUE:
                         bump = 1 if c.settle is Settle.RETRY else 0
@@ -390,7 +234,7 @@ class SqliteFrontier:
                             " not_before = ?, lease_expires = NULL, owner = NULL WHERE id = ?",
                             (bump, c.not_before, url_id),
                         )
-                        self._host_id(tx, host_id).push(c.not_before)
+                        tx.host(host_id).push(c.not_before)
                         tx.totals["queued"] += 1
                     else:
                         final = DONE if c.settle is Settle.DONE else FAILED
@@ -401,7 +245,7 @@ class SqliteFrontier:
                             (final, int(final == DONE), c.validators, url_id),
                         )
                         tx.totals["done" if final == DONE else "failed"] += 1
-            return self._admit(tx, discovered)
+            return admit(tx, self._bloom, self._limits, self._totals["queued"], discovered)
 
     def ready_hosts(
         self, now: float, limit: int, exclude: Collection[str] = ()
@@ -431,7 +275,7 @@ class SqliteFrontier:
 
     def set_host_ready_at(self, host: str, ready_at: float) -> None:
         with self._tx() as tx:
-            self._hosts_named(tx, (host,), create=True)
+            tx.hosts_named((host,), create=True)
             tx.by_name[host].ready_at = ready_at
 
     def lease_many(
@@ -444,7 +288,7 @@ class SqliteFrontier:
     ) -> list[LeasedUrl]:
         out: list[LeasedUrl] = []
         with self._tx() as tx:
-            self._hosts_named(tx, {h for h, _ in wants}, create=False)
+            tx.hosts_named({h for h, _ in wants}, create=False)
             expires = now + lease_seconds
             for host, n in wants:
                 h = tx.by_name.get(host)
@@ -489,7 +333,7 @@ class SqliteFrontier:
 
     def drop_host(self, host: str, reason: str) -> int:
         with self._tx() as tx:
-            self._hosts_named(tx, (host,), create=False)
+            tx.hosts_named((host,), create=False)
             h = tx.by_name.get(host)
             if h is None:
                 return 0
@@ -529,7 +373,7 @@ class SqliteFrontier:
             [(r[0],) for r in rows],
         )
         for _, host_id, not_before in rows:
-            self._host_id(tx, host_id).push(not_before)
+            tx.host(host_id).push(not_before)
         tx.totals["leased"] -= len(rows)
         tx.totals["queued"] += len(rows)
 

@@ -4,7 +4,7 @@ for the layout and the durability contract)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from headway.frontier.store import SHED_REASONS, UrlEntry, UrlState
@@ -104,6 +104,58 @@ class Tx:
         self.hosts[h.id] = h
         self.by_name[h.name] = h
         return h
+
+    def hosts_named(self, names: Collection[str], create: bool) -> None:
+        """Load the named hosts (creating missing ones when ``create``); then in
+        ``by_name``."""
+        wanted = [n for n in names if n not in self.by_name]
+        for part in chunks(wanted):
+            marks = ",".join("?" * len(part))
+            for row in self.conn.execute(
+                f"SELECT {HOST_COLS} FROM hosts WHERE host IN ({marks})", part
+            ):
+                self.keep(HostRow(row))
+        if create:
+            for name in wanted:
+                if name not in self.by_name:
+                    cur = self.conn.execute("INSERT INTO hosts(host) VALUES (?)", (name,))
+                    assert cur.lastrowid is not None
+                    self.keep(HostRow((cur.lastrowid, name, 0, 0, 0.0, None)))
+
+    def host(self, host_id: int) -> HostRow:
+        """The host row ``host_id``, loaded once per transaction."""
+        h = self.hosts.get(host_id)
+        if h is None:
+            row = self.conn.execute(f"SELECT {HOST_COLS} FROM hosts WHERE id = ?", (host_id,))
+            h = self.keep(HostRow(row.fetchone()))
+        return h
+
+    def flush(self) -> None:
+        """Write the loaded host rows and the deltas (before COMMIT)."""
+        rows = []
+        for h in self.hosts.values():
+            if h.queued <= 0:
+                h.min_nb = None
+            elif h.stale:
+                h.min_nb = self.conn.execute(
+                    f"SELECT min(not_before) FROM urls WHERE host_id = ? AND state = {QUEUED}",
+                    (h.id,),
+                ).fetchone()[0]
+            nxt = h.ready_at if h.min_nb is None else max(h.ready_at, h.min_nb)
+            rows.append((h.admitted, h.queued, h.ready_at, h.min_nb, nxt, h.id))
+        self.conn.executemany(
+            "UPDATE hosts SET admitted = ?, queued = ?, ready_at = ?, min_not_before = ?,"
+            " next_ready = ? WHERE id = ?",
+            rows,
+        )
+        self.conn.executemany(
+            "UPDATE totals SET value = value + ? WHERE name = ?",
+            [(d, n) for n, d in self.totals.items() if d],
+        )
+        self.conn.executemany(
+            "UPDATE shed SET count = count + ? WHERE reason = ?",
+            [(d, r) for r, d in self.shed.items() if d],
+        )
 
 
 HOST_COLS = "id, host, admitted, queued, ready_at, min_not_before"

@@ -9,10 +9,12 @@ pipeline is never reclaimed and fetched again by another node while this one is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Callable, Iterable
 
-from headway.frontier.store import LeasedUrl
+from headway.frontier.store import FrontierStore, LeasedUrl
 from headway.runtime.stats import LeaseStats
+from headway.runtime.worker import ThreadWorker
 
 
 class LeaseBook:
@@ -44,6 +46,23 @@ class LeaseBook:
         were settled meanwhile)."""
         self._beats += 1
         self._extended += extended
+
+    async def keep_alive(
+        self,
+        fw: ThreadWorker,
+        frontier: FrontierStore,
+        lease_seconds: float,
+        *,
+        clock: Callable[[], float],
+    ) -> None:
+        """The lease heartbeat, until cancelled: every quarter of a lease, every held
+        lease is extended by a whole lease, in one ``extend_leases`` call on ``fw``."""
+        while True:
+            await asyncio.sleep(lease_seconds / 4)
+            ids = self.ids()
+            if ids:
+                extended = await fw.call(frontier.extend_leases, ids, clock(), lease_seconds)
+                self.record_beat(extended)
 
     def statistics(self) -> LeaseStats:
         return LeaseStats(held=len(self._ids), beats=self._beats, extended=self._extended)

@@ -123,6 +123,11 @@ class Scheduler:
     def stopping(self) -> bool:
         return self._stopping
 
+    @property
+    def paused(self) -> bool:
+        """True between ``pause()`` and ``resume()``."""
+        return self.core.paused
+
     def limiter(self, host: str) -> HostLimiter:
         return self.core.limiter(host)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from headway.errors import ConfigError
 from headway.frontier.backends import StoreTarget, limits_from_settings
-from headway.frontier.redis.backend import RedisFrontier, read_counts
+from headway.frontier.redis.backend import RedisFrontier
 from headway.frontier.redis.connect import (
     StoreUrl,
     connect,
@@ -16,6 +16,7 @@ from headway.frontier.redis.connect import (
     mask_store_url,
     parse_store_url,
 )
+from headway.frontier.redis.counts import read_counts
 from headway.frontier.redis.keys import CrawlKeys
 from headway.frontier.store import FrontierCounts
 

@@ -24,27 +24,24 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
-
-import redis
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from headway.errors import StoreError
 from headway.frontier.bloom import _size as bloom_size
-from headway.frontier.redis.connect import Scripts, StoreUrl, connect, parse_store_url
+from headway.frontier.redis.admission import RedisAdmission
+from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
+from headway.frontier.redis.counts import read_counts_raw
 from headway.frontier.redis.keys import (
     DEFAULT_SHARDS,
     CrawlKeys,
     member,
-    shard_of_digest,
     shard_of_host,
 )
+from headway.frontier.redis.link import RedisLink
 from headway.frontier.redis.shards import ShardLeases, ShardStatistics
+from headway.frontier.redis.shared import SharedState
 from headway.frontier.store import (
-    SHED_FRONTIER_FULL,
-    SHED_HOST_BUDGET,
-    SHED_REASONS,
     AddResult,
     Completion,
     FrontierCounts,
@@ -56,9 +53,6 @@ from headway.frontier.store import (
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-_MASK64 = (1 << 64) - 1
-_TOTALS = ("queued", "leased", "done", "failed", "seen", *(f"shed:{r}" for r in SHED_REASONS))
 _SHARD_CORE = ("urls", "pq", "ready", "hosts")
 _KIND = {
     Settle.DONE: "done",
@@ -69,12 +63,6 @@ _KIND = {
 
 
 DEFAULT_LIMITS = FrontierLimits()
-
-
-def bloom_hashes(fp: int) -> tuple[int, int]:
-    """The two 32-bit halves the Lua side turns into probe positions (h1 + j*h2 mod m)."""
-    u = fp & _MASK64
-    return u >> 32, (u & 0xFFFFFFFF) | 1
 
 
 class RedisFrontier:
@@ -99,19 +87,24 @@ class RedisFrontier:
         self._url = parse_store_url(url) if isinstance(url, str) else url
         self._node = node_id
         self._limits = limits
-        self._outage_limit = outage_limit
-        self._down_since: float | None = None
-        self._client: Any = connect(self._url)
+        self._link = RedisLink(self._url, outage_limit=outage_limit)
+        self._client: Any = self._link.client
+        self._retry = self._link.retry
         self.keys = CrawlKeys(crawl_id)
         self._closed = False
         self._lease_hosts: dict[int, str] = {}
-        self._queued: dict[int, int] = {}
-        self._queued_at = 0.0
-        self._first_contact()
         self._scripts: Scripts = self._retry(lambda: Scripts(self._client))
-        self._run_ids = self._retry(self._server_run_ids)
-        self.server_restarts = 0  # times a Redis server was found restarted
-        self.shards, self._bloom_bits, self._probes = self._retry(lambda: self._crawl_shape(shards))
+        self.shards, bloom_bits, probes = self._retry(lambda: self._crawl_shape(shards))
+        self._shared = SharedState(self._client, self._retry, self.keys, self.shards)
+        self._admission = RedisAdmission(
+            self._client,
+            self._scripts,
+            self.keys,
+            self.shards,
+            limits,
+            bloom_bits=bloom_bits,
+            probes=probes,
+        )
         self._leases = ShardLeases(
             self._client,
             self.keys,
@@ -152,84 +145,19 @@ class RedisFrontier:
         return self._node
 
     @property
+    def server_restarts(self) -> int:
+        """Times a Redis server was found restarted after an outage (it may have lost its
+        last writes)."""
+        return self._link.server_restarts
+
+    @property
     def store_url(self) -> str:
         """The store URL with its password masked."""
         return self._url.masked()
 
-    def _first_contact(self) -> None:
-        """Reach the server once before anything else: a store that cannot be reached at
-        start-up is a wrong address or a server not started, reported at once instead of
-        waited for (outages of a store that was reached are waited for, see ``_retry``)."""
-        try:
-            self._client.ping()
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise StoreError(f"cannot reach Redis {self._url.masked()}: {exc}") from exc
-        except redis.RedisError as exc:
-            raise StoreError(f"Redis {self._url.masked()} refused the connection: {exc}") from exc
-
-    def _retry(self, fn: Callable[[], T]) -> T:
-        delay = 0.1
-        while True:
-            try:
-                result = fn()
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
-                now = time.monotonic()
-                if self._down_since is None:
-                    self._down_since = now
-                    log.warning(
-                        "Redis %s unreachable (%s): frontier calls wait and retry",
-                        self._url.masked(),
-                        exc,
-                    )
-                elif now - self._down_since > self._outage_limit:
-                    raise StoreError(
-                        f"Redis {self._url.masked()} unreachable for {self._outage_limit:.0f} s"
-                    ) from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
-                continue
-            except redis.RedisError as exc:
-                raise StoreError(f"Redis frontier failed: {exc}") from exc
-            if self._down_since is not None:
-                log.warning(
-                    "Redis %s reachable again after %.1f s",
-                    self._url.masked(),
-                    time.monotonic() - self._down_since,
-                )
-                self._down_since = None
-                self._check_restart()
-            return result
-
-    def _server_run_ids(self) -> frozenset[str]:
-        info = self._client.info("server")
-        if "run_id" in info:
-            return frozenset([str(info["run_id"])])
-        return frozenset(str(v["run_id"]) for v in info.values() if isinstance(v, dict))
-
-    def _check_restart(self) -> None:
-        """After an outage: a server that restarted may have lost its last writes
-        (``server_restarts`` counts it, so the node can offer recent links again)."""
-        try:
-            ids = self._server_run_ids()
-        except redis.RedisError:
-            return
-        if ids != self._run_ids:
-            self._run_ids = ids
-            self.server_restarts += 1
-            log.warning("Redis %s was restarted", self._url.masked())
-
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError("frontier store is closed")
-
-    def _shard_keys(self, shard: int, *names: str) -> list[str]:
-        return [self.keys.shard(shard, n) for n in names]
-
-    def _host_keys(self, shard: int, hosts: Sequence[str]) -> list[str]:
-        out: list[str] = []
-        for h in hosts:
-            out.extend(self.keys.host_pair(shard, h))
-        return out
 
     def shard_of(self, host: str) -> int:
         return shard_of_host(host, self.shards)
@@ -258,123 +186,11 @@ class RedisFrontier:
 
     # -- admission -------------------------------------------------------------------------
 
-    def _admit_calls(
-        self, entries: Sequence[UrlEntry]
-    ) -> tuple[list[tuple[str, list[str], list[Any]]], int]:
-        unique: dict[int, UrlEntry] = {}
-        for e in entries:
-            unique.setdefault(e.fp, e)
-        by_shard: dict[int, dict[str, list[UrlEntry]]] = {}
-        for e in unique.values():
-            by_shard.setdefault(self.shard_of(e.host), {}).setdefault(e.host, []).append(e)
-        calls = []
-        for shard, groups in by_shard.items():
-            hosts = list(groups)
-            keys = self._shard_keys(
-                shard, "bloom", "seen", "urls", "pq", "ready", "hosts", "admitted", "totals"
-            )
-            keys += self._host_keys(shard, hosts)
-            args: list[Any] = [
-                self._bloom_bits,
-                self._probes,
-                self._limits.host_budget,
-                self.shards,
-                shard,
-                len(hosts),
-                *hosts,
-            ]
-            for hidx, host in enumerate(hosts, 1):
-                for e in groups[host]:
-                    h1, h2 = bloom_hashes(e.fp)
-                    record = [e.url, e.host, e.depth, e.priority, str(e.fp), e.via, e.attempts]
-                    record += [e.validators, 0]
-                    args += [e.fp, h1, h2, hidx, e.priority, repr(float(e.not_before))]
-                    args.append(json.dumps(record, separators=(",", ":")))
-            calls.append(("admit", keys, args))
-        return calls, len(entries) - len(unique)
-
-    def _admit_results(self, calls: list[Any], replies: list[Any], dups: int) -> AddResult:
-        added = evicted = 0
-        shed = dict.fromkeys(SHED_REASONS, 0)
-        new_ids: set[int] = set()
-        for (_, _, args), reply in zip(calls, replies, strict=True):
-            added += int(reply[0])
-            dups += int(reply[1])
-            shed[SHED_HOST_BUDGET] += int(reply[2])
-            evicted += int(reply[3])
-            self._queued[int(args[4])] = int(reply[4])
-            new_ids.update(int(m) for m in reply[5])
-        if added:
-            over_added, over_evicted = self._enforce_max_queued(new_ids)
-            added -= over_added
-            evicted += over_evicted
-            shed[SHED_FRONTIER_FULL] += over_added + over_evicted
-        return AddResult(added, dups, shed, evicted)
-
-    def _enforce_max_queued(self, new_ids: set[int]) -> tuple[int, int]:
-        """Shed the globally worst queued URLs while the frontier is over ``max_queued``:
-        returns (URLs of this batch shed, older queued URLs evicted)."""
-        cap = self._limits.max_queued
-        now = time.monotonic()
-        if now - self._queued_at > 2.0 or len(self._queued) < self.shards:
-            self._queued = dict(enumerate(self._shard_totals("queued")))
-            self._queued_at = now
-        if sum(self._queued.values()) <= cap:
-            return 0, 0
-        batch = older = 0
-        for _ in range(5):
-            self._queued = dict(enumerate(self._shard_totals("queued")))
-            excess = sum(self._queued.values()) - cap
-            if excess <= 0:
-                break
-            pipe = self._client.pipeline(transaction=False)
-            for s in range(self.shards):
-                pipe.zrange(self.keys.shard(s, "pq"), -excess, -1, withscores=True)
-            worst: list[tuple[float, str, int]] = []
-            for s, rows in enumerate(pipe.execute()):
-                worst += [(score, m, s) for m, score in rows]
-            worst.sort(reverse=True)
-            victims: dict[int, list[str]] = {}
-            for _, m, s in worst[:excess]:
-                victims.setdefault(s, []).append(m)
-            gone = self._evict(victims)
-            batch += sum(1 for m in gone if int(m) in new_ids)
-            older += sum(1 for m in gone if int(m) not in new_ids)
-        return batch, older
-
-    def _evict(self, victims: dict[int, list[str]]) -> list[str]:
-        pipe = self._client.pipeline(transaction=False)
-        order = list(victims)
-        for s in order:
-            pipe.hmget(self.keys.shard(s, "urls"), victims[s])
-        calls = []
-        for s, records in zip(order, pipe.execute(), strict=True):
-            hosts: dict[str, int] = {}
-            pairs: list[Any] = []
-            for m, rec in zip(victims[s], records, strict=True):
-                if rec is None:
-                    continue
-                host = json.loads(rec)[1]
-                pairs += [m, hosts.setdefault(host, len(hosts) + 1)]
-            keys = self._shard_keys(s, "urls", "pq", "ready", "hosts", "admitted", "totals")
-            keys += self._host_keys(s, list(hosts))
-            calls.append(("evict", keys, [len(hosts), *hosts, *pairs]))
-        gone: list[str] = []
-        for reply in self._scripts.run_many(calls):
-            gone += reply
-        return gone
-
-    def _shard_totals(self, name: str) -> list[int]:
-        pipe = self._client.pipeline(transaction=False)
-        for s in range(self.shards):
-            pipe.hget(self.keys.shard(s, "totals"), name)
-        return [int(v or 0) for v in pipe.execute()]
-
     def add(self, entries: Sequence[UrlEntry], now: float) -> AddResult:
         self._check_open()
-        calls, dups = self._admit_calls(entries)
+        calls, dups = self._admission.calls(entries)
         replies = self._retry(lambda: self._scripts.run_many(calls))
-        return self._retry(lambda: self._admit_results(calls, replies, dups))
+        return self._retry(lambda: self._admission.results(calls, replies, dups))
 
     # -- settling --------------------------------------------------------------------------
 
@@ -403,13 +219,13 @@ class RedisFrontier:
                 (lease, host, kind, repr(float(not_before)), "", v)
             )
         calls = [self._settle_call(s, items) for s, items in by_shard.items()]
-        admit, dups = self._admit_calls(discovered)
+        admit, dups = self._admission.calls(discovered)
         # links first: a server restores a prefix of its writes, so a settlement it kept
         # has its page's links too (on one server; see docs/scaling.md for a cluster)
         replies = self._retry(lambda: self._scripts.run_many(admit + calls))
         for url_id in wanted:
             self._lease_hosts.pop(url_id, None)
-        return self._retry(lambda: self._admit_results(admit, replies[: len(admit)], dups))
+        return self._retry(lambda: self._admission.results(admit, replies[: len(admit)], dups))
 
     def _settle_call(self, shard: int, items: list[Any]) -> tuple[str, list[str], list[Any]]:
         """A settle.lua call; items are (lease member, host, kind, not_before, bound, v)."""
@@ -417,8 +233,8 @@ class RedisFrontier:
         args: list[Any] = []
         for lease, host, kind, not_before, bound, v in items:
             args += [lease, hosts.setdefault(host, len(hosts) + 1), kind, not_before, bound, v]
-        keys = self._shard_keys(shard, "urls", "pq", "ready", "hosts", "leases", "totals")
-        keys += self._host_keys(shard, list(hosts))
+        keys = self.keys.shard_keys(shard, "urls", "pq", "ready", "hosts", "leases", "totals")
+        keys += self.keys.host_keys(shard, list(hosts))
         return "settle", keys, [len(hosts), *hosts, *args]
 
     def _hosts_of(self, ids: Sequence[int]) -> dict[int, str]:
@@ -482,7 +298,7 @@ class RedisFrontier:
     def set_host_ready_at(self, host: str, ready_at: float) -> None:
         self._check_open()
         s = self.shard_of(host)
-        keys = [*self._shard_keys(s, "ready", "hosts"), *self.keys.host_pair(s, host)]
+        keys = [*self.keys.shard_keys(s, "ready", "hosts"), *self.keys.host_pair(s, host)]
         self._retry(
             lambda: self._scripts.run_many([("set_ready", keys, [host, repr(float(ready_at))])])
         )
@@ -505,8 +321,10 @@ class RedisFrontier:
                 by_shard.setdefault(s, []).append((host, n))
         calls = []
         for s, items in by_shard.items():
-            keys = self._shard_keys(s, "urls", "pq", "ready", "hosts", "leases", "totals", "owner")
-            keys += self._host_keys(s, [h for h, _ in items])
+            keys = self.keys.shard_keys(
+                s, "urls", "pq", "ready", "hosts", "leases", "totals", "owner"
+            )
+            keys += self.keys.host_keys(s, [h for h, _ in items])
             mode = {None: "", True: "revisits", False: "new"}[revisits_first]
             args: list[Any] = [repr(float(now)), repr(float(expires)), self._node, 1, mode]
             args.append(len(items))
@@ -526,14 +344,11 @@ class RedisFrontier:
             out += by_host.pop(host, [])
         return out
 
-    def lease(self, host: str, n: int, now: float, lease_seconds: float) -> list[LeasedUrl]:
-        return self.lease_many([(host, n)], now, lease_seconds)
-
     def drop_host(self, host: str, reason: str) -> int:
         self._check_open()
         s = self.shard_of(host)
         keys = [
-            *self._shard_keys(s, "urls", "pq", "ready", "totals"),
+            *self.keys.shard_keys(s, "urls", "pq", "ready", "totals"),
             *self.keys.host_pair(s, host),
         ]
         dropped = int(self._retry(lambda: self._scripts.run_many([("drop_host", keys, [host])]))[0])
@@ -593,9 +408,6 @@ class RedisFrontier:
         self._lease_hosts.clear()
         return self._requeue(found, bound="")
 
-    def release_all_leases(self) -> int:
-        return self.release_own_leases()
-
     def _requeue(self, found: list[tuple[int, str]], bound: str) -> int:
         if not found:
             return 0
@@ -613,55 +425,19 @@ class RedisFrontier:
 
     def find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
         self._check_open()
-        wanted = list(dict.fromkeys(digests))
-
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for d in wanted:
-                pipe.hget(self.keys.shard(shard_of_digest(d, self.shards), "payloads"), d)
-            return list(pipe.execute())
-
-        out: dict[str, tuple[str, str]] = {}
-        for d, value in zip(wanted, self._retry(read), strict=True):
-            if value is not None:
-                uri, date = json.loads(value)
-                out[d] = (uri, date)
-        return out
+        return self._shared.find_payloads(digests)
 
     def put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
         self._check_open()
-
-        def write() -> None:
-            pipe = self._client.pipeline(transaction=False)
-            for d, uri, date in items:
-                key = self.keys.shard(shard_of_digest(d, self.shards), "payloads")
-                pipe.hsetnx(key, d, json.dumps([uri, date]))
-            pipe.execute()
-
-        self._retry(write)
+        self._shared.put_payloads(items)
 
     def get_host_states(self, hosts: Sequence[str]) -> dict[str, str]:
         self._check_open()
-        wanted = list(dict.fromkeys(hosts))
-
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for h in wanted:
-                pipe.hget(self.keys.shard(self.shard_of(h), "hstate"), h)
-            return list(pipe.execute())
-
-        return {h: v for h, v in zip(wanted, self._retry(read), strict=True) if v is not None}
+        return self._shared.get_host_states(hosts)
 
     def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
         self._check_open()
-
-        def write() -> None:
-            pipe = self._client.pipeline(transaction=False)
-            for h, v in items:
-                pipe.hset(self.keys.shard(self.shard_of(h), "hstate"), h, v)
-            pipe.execute()
-
-        self._retry(write)
+        self._shared.put_host_states(items)
 
     def counts(self) -> FrontierCounts:
         """The crawl's totals. An empty frontier (nothing queued, nothing leased) is
@@ -677,7 +453,7 @@ class RedisFrontier:
             if raw2 == raw:
                 break
             counts, raw = again, raw2
-        self._queued = {}
+        self._admission.forget_queued()
         return counts
 
     def get_meta(self, key: str) -> str | None:
@@ -699,37 +475,7 @@ class RedisFrontier:
             return
         self._closed = True
         self._leases.close()
-        self._client.close()
-
-
-def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:
-    """The crawl's totals, summed over its shards (one pipeline)."""
-    return read_counts_raw(client, keys, shards)[0]
-
-
-def read_counts_raw(client: Any, keys: CrawlKeys, shards: int) -> tuple[FrontierCounts, Any]:
-    """The crawl's totals and the raw per-shard replies they were summed from."""
-    pipe = client.pipeline(transaction=False)
-    for s in range(shards):
-        pipe.hmget(keys.shard(s, "totals"), list(_TOTALS))
-        pipe.zcard(keys.shard(s, "ready"))
-    replies = pipe.execute()
-    sums = dict.fromkeys(_TOTALS, 0)
-    hosts_queued = 0
-    for i in range(0, len(replies), 2):
-        for name, v in zip(_TOTALS, replies[i], strict=True):
-            sums[name] += int(v or 0)
-        hosts_queued += int(replies[i + 1])
-    counts = FrontierCounts(
-        queued=sums["queued"],
-        leased=sums["leased"],
-        done=sums["done"],
-        failed=sums["failed"],
-        seen=sums["seen"],
-        hosts_queued=hosts_queued,
-        shed={r: sums[f"shed:{r}"] for r in SHED_REASONS},
-    )
-    return counts, replies
+        self._link.close()
 
 
 def _leased(url_id: int, rec: list[Any], expires: float) -> LeasedUrl:

@@ -38,6 +38,7 @@ each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Clust
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import lru_cache
 
 from headway.urls.domain import registered_domain
@@ -96,3 +97,14 @@ class CrawlKeys:
 
     def host_pair(self, shard: int, host: str) -> tuple[str, str]:
         return self.queue(shard, host), self.waiting(shard, host)
+
+    def shard_keys(self, shard: int, *names: str) -> list[str]:
+        """The named keys of one shard, in order (a script's ``KEYS``)."""
+        return [self.shard(shard, n) for n in names]
+
+    def host_keys(self, shard: int, hosts: Sequence[str]) -> list[str]:
+        """The (queue, waiting) key pair of each host, flattened (a script's ``KEYS``)."""
+        out: list[str] = []
+        for h in hosts:
+            out.extend(self.host_pair(shard, h))
+        return out

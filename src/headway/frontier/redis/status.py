@@ -11,8 +11,8 @@ from typing import Any
 import redis
 
 from headway.errors import StoreError
-from headway.frontier.redis.backend import read_counts
 from headway.frontier.redis.connect import connect, parse_store_url
+from headway.frontier.redis.counts import read_counts
 from headway.frontier.redis.keys import CrawlKeys
 from headway.frontier.store import FrontierCounts
 

@@ -1,0 +1,179 @@
+"""Admission into the shared frontier: one ``admit.lua`` call per shard for a batch of
+URLs (seen check against the shard's Bloom bitmap and exact set, host budget, queueing),
+then the global ``max_queued`` cap, enforced after the calls by shedding the globally
+worst queued URLs (``evict.lua``), since no one script sees every shard.
+
+The queued total per shard is cached for up to 2 s between admissions: shedding only
+looks at every shard when the cached total says the cap may be passed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from headway.frontier.redis.connect import Scripts
+from headway.frontier.redis.keys import CrawlKeys, shard_of_host
+from headway.frontier.store import (
+    SHED_FRONTIER_FULL,
+    SHED_HOST_BUDGET,
+    SHED_REASONS,
+    AddResult,
+    FrontierLimits,
+    UrlEntry,
+)
+
+_MASK64 = (1 << 64) - 1
+#: One script call of a pipeline: (script name, KEYS, ARGV).
+Call = tuple[str, list[str], list[Any]]
+
+
+def bloom_hashes(fp: int) -> tuple[int, int]:
+    """The two 32-bit halves the Lua side turns into probe positions (h1 + j*h2 mod m)."""
+    u = fp & _MASK64
+    return u >> 32, (u & 0xFFFFFFFF) | 1
+
+
+class RedisAdmission:
+    """Admission for one node's client of a crawl of ``shards`` shards."""
+
+    def __init__(
+        self,
+        client: Any,
+        scripts: Scripts,
+        keys: CrawlKeys,
+        shards: int,
+        limits: FrontierLimits,
+        *,
+        bloom_bits: int,
+        probes: int,
+    ) -> None:
+        self._client = client
+        self._scripts = scripts
+        self.keys = keys
+        self.shards = shards
+        self._limits = limits
+        self._bloom_bits = bloom_bits
+        self._probes = probes
+        self._queued: dict[int, int] = {}
+        self._queued_at = 0.0
+
+    def forget_queued(self) -> None:
+        """Drop the cached queued totals (they were just read whole)."""
+        self._queued = {}
+
+    def calls(self, entries: Sequence[UrlEntry]) -> tuple[list[Call], int]:
+        """One admit.lua call per shard for ``entries``, and the duplicates within them."""
+        unique: dict[int, UrlEntry] = {}
+        for e in entries:
+            unique.setdefault(e.fp, e)
+        by_shard: dict[int, dict[str, list[UrlEntry]]] = {}
+        for e in unique.values():
+            by_shard.setdefault(shard_of_host(e.host, self.shards), {}).setdefault(
+                e.host, []
+            ).append(e)
+        calls = []
+        for shard, groups in by_shard.items():
+            hosts = list(groups)
+            keys = self.keys.shard_keys(
+                shard, "bloom", "seen", "urls", "pq", "ready", "hosts", "admitted", "totals"
+            )
+            keys += self.keys.host_keys(shard, hosts)
+            args: list[Any] = [
+                self._bloom_bits,
+                self._probes,
+                self._limits.host_budget,
+                self.shards,
+                shard,
+                len(hosts),
+                *hosts,
+            ]
+            for hidx, host in enumerate(hosts, 1):
+                for e in groups[host]:
+                    h1, h2 = bloom_hashes(e.fp)
+                    record = [e.url, e.host, e.depth, e.priority, str(e.fp), e.via, e.attempts]
+                    record += [e.validators, 0]
+                    args += [e.fp, h1, h2, hidx, e.priority, repr(float(e.not_before))]
+                    args.append(json.dumps(record, separators=(",", ":")))
+            calls.append(("admit", keys, args))
+        return calls, len(entries) - len(unique)
+
+    def results(self, calls: list[Call], replies: list[Any], dups: int) -> AddResult:
+        """What the calls did, with the global ``max_queued`` enforced after them."""
+        added = evicted = 0
+        shed = dict.fromkeys(SHED_REASONS, 0)
+        new_ids: set[int] = set()
+        for (_, _, args), reply in zip(calls, replies, strict=True):
+            added += int(reply[0])
+            dups += int(reply[1])
+            shed[SHED_HOST_BUDGET] += int(reply[2])
+            evicted += int(reply[3])
+            self._queued[int(args[4])] = int(reply[4])
+            new_ids.update(int(m) for m in reply[5])
+        if added:
+            over_added, over_evicted = self._enforce_max_queued(new_ids)
+            added -= over_added
+            evicted += over_evicted
+            shed[SHED_FRONTIER_FULL] += over_added + over_evicted
+        return AddResult(added, dups, shed, evicted)
+
+    def _enforce_max_queued(self, new_ids: set[int]) -> tuple[int, int]:
+        """Shed the globally worst queued URLs while the frontier is over ``max_queued``:
+        returns (URLs of this batch shed, older queued URLs evicted)."""
+        cap = self._limits.max_queued
+        now = time.monotonic()
+        if now - self._queued_at > 2.0 or len(self._queued) < self.shards:
+            self._queued = dict(enumerate(self._shard_totals("queued")))
+            self._queued_at = now
+        if sum(self._queued.values()) <= cap:
+            return 0, 0
+        batch = older = 0
+        for _ in range(5):
+            self._queued = dict(enumerate(self._shard_totals("queued")))
+            excess = sum(self._queued.values()) - cap
+            if excess <= 0:
+                break
+            pipe = self._client.pipeline(transaction=False)
+            for s in range(self.shards):
+                pipe.zrange(self.keys.shard(s, "pq"), -excess, -1, withscores=True)
+            worst: list[tuple[float, str, int]] = []
+            for s, rows in enumerate(pipe.execute()):
+                worst += [(score, m, s) for m, score in rows]
+            worst.sort(reverse=True)
+            victims: dict[int, list[str]] = {}
+            for _, m, s in worst[:excess]:
+                victims.setdefault(s, []).append(m)
+            gone = self._evict(victims)
+            batch += sum(1 for m in gone if int(m) in new_ids)
+            older += sum(1 for m in gone if int(m) not in new_ids)
+        return batch, older
+
+    def _evict(self, victims: dict[int, list[str]]) -> list[str]:
+        pipe = self._client.pipeline(transaction=False)
+        order = list(victims)
+        for s in order:
+            pipe.hmget(self.keys.shard(s, "urls"), victims[s])
+        calls = []
+        for s, records in zip(order, pipe.execute(), strict=True):
+            hosts: dict[str, int] = {}
+            pairs: list[Any] = []
+            for m, rec in zip(victims[s], records, strict=True):
+                if rec is None:
+                    continue
+                host = json.loads(rec)[1]
+                pairs += [m, hosts.setdefault(host, len(hosts) + 1)]
+            keys = self.keys.shard_keys(s, "urls", "pq", "ready", "hosts", "admitted", "totals")
+            keys += self.keys.host_keys(s, list(hosts))
+            calls.append(("evict", keys, [len(hosts), *hosts, *pairs]))
+        gone: list[str] = []
+        for reply in self._scripts.run_many(calls):
+            gone += reply
+        return gone
+
+    def _shard_totals(self, name: str) -> list[int]:
+        pipe = self._client.pipeline(transaction=False)
+        for s in range(self.shards):
+            pipe.hget(self.keys.shard(s, "totals"), name)
+        return [int(v or 0) for v in pipe.execute()]

@@ -1,0 +1,103 @@
+"""The shared backend's connection to Redis: first contact, retries through an outage,
+and noticing a server that restarted.
+
+Contract of ``RedisLink.retry``: a call that fails because Redis cannot be reached is
+retried with backoff (one warning when the outage starts, one when Redis is back) for up
+to ``outage_limit`` seconds, then ``StoreError``; any other Redis error is a
+``StoreError`` at once. After an outage the server's run ids are compared with those
+seen at start: a server that restarted may have lost its last writes, which
+``server_restarts`` counts so the node can offer recent links again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis
+
+from headway.errors import StoreError
+from headway.frontier.redis.connect import StoreUrl, connect
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class RedisLink:
+    """One client of the store at ``url``, reached once at construction."""
+
+    def __init__(self, url: StoreUrl, *, outage_limit: float) -> None:
+        self.url = url
+        self.client: Any = connect(url)
+        self._outage_limit = outage_limit
+        self._down_since: float | None = None
+        self.server_restarts = 0  # times a Redis server was found restarted
+        self._first_contact()
+        self._run_ids = self.retry(self._server_run_ids)
+
+    def _first_contact(self) -> None:
+        """Reach the server once before anything else: a store that cannot be reached at
+        start-up is a wrong address or a server not started, reported at once instead of
+        waited for (outages of a store that was reached are waited for, see ``retry``)."""
+        try:
+            self.client.ping()
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise StoreError(f"cannot reach Redis {self.url.masked()}: {exc}") from exc
+        except redis.RedisError as exc:
+            raise StoreError(f"Redis {self.url.masked()} refused the connection: {exc}") from exc
+
+    def retry(self, fn: Callable[[], T]) -> T:
+        """``fn()``, retried through an outage (see the module docstring)."""
+        delay = 0.1
+        while True:
+            try:
+                result = fn()
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                now = time.monotonic()
+                if self._down_since is None:
+                    self._down_since = now
+                    log.warning(
+                        "Redis %s unreachable (%s): frontier calls wait and retry",
+                        self.url.masked(),
+                        exc,
+                    )
+                elif now - self._down_since > self._outage_limit:
+                    raise StoreError(
+                        f"Redis {self.url.masked()} unreachable for {self._outage_limit:.0f} s"
+                    ) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            except redis.RedisError as exc:
+                raise StoreError(f"Redis frontier failed: {exc}") from exc
+            if self._down_since is not None:
+                log.warning(
+                    "Redis %s reachable again after %.1f s",
+                    self.url.masked(),
+                    time.monotonic() - self._down_since,
+                )
+                self._down_since = None
+                self._check_restart()
+            return result
+
+    def _server_run_ids(self) -> frozenset[str]:
+        info = self.client.info("server")
+        if "run_id" in info:
+            return frozenset([str(info["run_id"])])
+        return frozenset(str(v["run_id"]) for v in info.values() if isinstance(v, dict))
+
+    def _check_restart(self) -> None:
+        try:
+            ids = self._server_run_ids()
+        except redis.RedisError:
+            return
+        if ids != self._run_ids:
+            self._run_ids = ids
+            self.server_restarts += 1
+            log.warning("Redis %s was restarted", self.url.masked())
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,74 @@
+"""What every node of a shared crawl reads and writes besides the queues: payload digests
+(first capture of each exact payload, for revisit records) and per-host state (robots.txt
+verdict, wait, backoff; opaque strings). Digests are spread over the shards by digest,
+host states live in their host's shard (see ``keys.py``). Each call is one pipeline,
+retried through an outage."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from headway.frontier.redis.keys import CrawlKeys, shard_of_digest, shard_of_host
+
+#: Runs a Redis call, retried through an outage (``RedisLink.retry``).
+Retry = Callable[[Callable[[], Any]], Any]
+
+
+class SharedState:
+    """Payload digests and host states of one crawl (``FrontierStore`` semantics)."""
+
+    def __init__(self, client: Any, retry: Retry, keys: CrawlKeys, shards: int) -> None:
+        self._client = client
+        self._retry = retry
+        self.keys = keys
+        self.shards = shards
+
+    def find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
+        wanted = list(dict.fromkeys(digests))
+
+        def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for d in wanted:
+                pipe.hget(self.keys.shard(shard_of_digest(d, self.shards), "payloads"), d)
+            return list(pipe.execute())
+
+        out: dict[str, tuple[str, str]] = {}
+        for d, value in zip(wanted, self._retry(read), strict=True):
+            if value is not None:
+                uri, date = json.loads(value)
+                out[d] = (uri, date)
+        return out
+
+    def put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
+
+        def write() -> None:
+            pipe = self._client.pipeline(transaction=False)
+            for d, uri, date in items:
+                key = self.keys.shard(shard_of_digest(d, self.shards), "payloads")
+                pipe.hsetnx(key, d, json.dumps([uri, date]))
+            pipe.execute()
+
+        self._retry(write)
+
+    def get_host_states(self, hosts: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(hosts))
+
+        def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for h in wanted:
+                pipe.hget(self.keys.shard(shard_of_host(h, self.shards), "hstate"), h)
+            return list(pipe.execute())
+
+        return {h: v for h, v in zip(wanted, self._retry(read), strict=True) if v is not None}
+
+    def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
+
+        def write() -> None:
+            pipe = self._client.pipeline(transaction=False)
+            for h, v in items:
+                pipe.hset(self.keys.shard(shard_of_host(h, self.shards), "hstate"), h, v)
+            pipe.execute()
+
+        self._retry(write)

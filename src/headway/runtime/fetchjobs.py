@@ -1,0 +1,264 @@
+"""Performing the scheduler's jobs in a fetch slot: a page fetch (``PageFetch``) or a
+host's robots.txt fetch (``RobotsFetch``).
+
+A page is fetched once (no silent resend); its outcome goes to the scheduler (the host's
+limiter, Retry-After) before the page goes on, to the parse stage when a content handler
+reads it (only the head of a large HTML page is parsed), else to the store stage.
+
+A robots.txt fetch follows redirects one hop at a time, each hop waiting for its host's
+gap and counted against ``MAX_ROBOTS_REDIRECTS``; every response is recorded (a
+``RobotsAnswer`` to the store stage), the rules read from the last one go to the
+scheduler (which saves them as host state), and the sitemaps they name are admitted
+with the answer. A host whose own address the guard refuses is blocked for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+from headway import crashpoints
+from headway.crashpoints import CrashPoint
+from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
+from headway.fetch.result import FetchResult, Headers
+from headway.frontier.store import UrlEntry
+from headway.parse.handlers import HEAD_BYTES, HandlerRegistry
+from headway.policy.outcome import Outcome
+from headway.policy.retry_after import parse_retry_after
+from headway.policy.revisit import RevisitState, SitemapHint
+from headway.policy.robots import RobotsRules, blocked_rules, robots_from_response
+from headway.runtime.metrics import Counters
+from headway.runtime.recrawl import Recrawl
+from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
+from headway.runtime.stage import Stage
+from headway.runtime.work import FetchedPage, RobotsAnswer, Work
+from headway.settings import Settings
+from headway.urls.canonical import CanonOptions, canonicalize, host_key
+
+log = logging.getLogger(__name__)
+
+#: Admits documents (sitemaps): (urls, depth, via, parent fingerprint) -> entries.
+AdmitDocuments = Callable[[Sequence[str], int, str, int | None], list[UrlEntry]]
+
+
+class RobotsFetch:
+    """Runs robots jobs with ``fetcher``; results go to ``scheduler`` and ``to_store``."""
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        scheduler: Scheduler,
+        settings: Settings,
+        counters: Counters,
+        *,
+        clock: Callable[[], float],
+        canon: CanonOptions,
+        admit_documents: AdmitDocuments,
+        to_store: Callable[[Work], Awaitable[None]],
+    ) -> None:
+        self._fetcher = fetcher
+        self._scheduler = scheduler
+        self._settings = settings
+        self._counters = counters
+        self._clock = clock
+        self._canon = canon
+        self._admit_documents = admit_documents
+        self._to_store = to_store
+
+    async def run(self, job: RobotsJob) -> None:
+        """Fetch a host's robots.txt, following redirects one hop at a time: each hop
+        waits for its host's gap, counts against ``MAX_ROBOTS_REDIRECTS`` and is
+        recorded. A host whose own address is refused by the guard is blocked for good."""
+        url = job.url
+        hops = 0
+        recorded = False  # the last result is already in the store (its next hop never left)
+        res = await self._hop(url, job.host)
+        while hops < MAX_ROBOTS_REDIRECTS:
+            target = robots_redirect_target(url, res)
+            if target is None:
+                break
+            note = f"robots.txt redirect -> {target}"
+            await self._to_store(RobotsAnswer(url, res, note))
+            hops += 1
+            url = target
+            if not await self._wait_hop_turn(host_key(url), job.host):
+                res = dataclasses.replace(res, status=None, outcome=Outcome.TIMEOUT)
+                recorded = True
+                break
+            res = await self._hop(url, job.host)
+        now = self._clock()
+        if res.outcome is Outcome.BLOCKED_ADDRESS and hops == 0:
+            rules = blocked_rules(now, self._settings.politeness.robots_ttl)
+            self._counters.hostile["blocked-host"] += 1
+            log.warning("host %s refused by the address guard: %s", job.host, res.error)
+        else:
+            rules = robots_from_response(
+                status=res.status,
+                body=res.body if res.status is not None else None,
+                user_agent=self._settings.identity.user_agent,
+                now=now,
+                ttl=self._settings.politeness.robots_ttl,
+                retry_base=self._settings.politeness.robots_retry_base,
+                previous=self._scheduler.robots.previous(job.host),
+            )
+        self._scheduler.on_robots_done(
+            job.host,
+            rules,
+            now,
+            res.outcome,
+            res.duration,
+            body=res.body if res.status is not None else None,
+        )
+        if recorded:
+            return
+        note = f"robots.txt {rules.kind.value}"
+        sitemaps = tuple(self._sitemaps(job, rules))
+        await self._to_store(RobotsAnswer(url, res, note, sitemaps))
+
+    def _sitemaps(self, job: RobotsJob, rules: RobotsRules) -> list[UrlEntry]:
+        """Sitemaps a host's robots.txt lists (and its /sitemap.xml when
+        ``sitemap_guess`` asks and it lists none), admitted like links (scope, opt-out,
+        budgets; robots.txt is checked before they are fetched)."""
+        found = [canonicalize(u, job.url, self._canon) for u in rules.sitemaps()]
+        urls = [u for u in found if u is not None]
+        if not urls and self._settings.scope.sitemap_guess:
+            scheme = job.url.split(":", 1)[0]
+            urls = [f"{scheme}://{job.host}/sitemap.xml"]
+        if not urls:
+            return []
+        return self._admit_documents(urls, 1, job.url, None)
+
+    async def _hop(self, url: str, job_host: str) -> FetchResult:
+        """One request of a robots.txt fetch, counted against the limiter of its host."""
+        host = host_key(url)
+        res = await self._fetcher.fetch_robots(url)
+        lim = self._scheduler.limiter(host)
+        if res.sent_at is not None:
+            lim.mark_sent(res.sent_at)
+        if host != job_host:  # a hop to another host: started in _wait_hop_turn
+            lim.on_finish(self._clock(), res.outcome, latency=res.duration, retry_after=None)
+        self._counters.requests += int(res.sent_at is not None)  # it left (guard, DNS)
+        self._counters.robots_fetches += 1
+        self._counters.bytes += len(res.raw_body)
+        return res
+
+    async def _wait_hop_turn(self, host: str, job_host: str) -> bool:
+        """Wait until ``host`` may take the next hop of a robots.txt redirect: the job's
+        own host (busy with this fetch) after its gap; another host when its limiter lets
+        a request start. False when the crawl stops or the wait passes the total
+        timeout (the hop is then not sent)."""
+        lim = self._scheduler.limiter(host)
+        deadline = time.monotonic() + self._settings.fetch.total_timeout
+        while not self._scheduler.stopping:
+            now = self._clock()
+            if host == job_host:
+                ready = lim.gap_ready_at()
+                if now >= ready:
+                    lim.mark_sent(now)
+                    return True
+            else:
+                if lim.can_start(now):
+                    lim.on_start(now)
+                    return True
+                ready = lim.ready_at()
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(min(max(ready - now, 0.005), 0.25))
+        return False
+
+
+class PageFetch:
+    """Runs page jobs with ``fetcher``; outcomes go to ``scheduler``, pages on to
+    ``parse_stage`` or ``store_stage``; ``on_quota(url)`` when the quota status answers."""
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        scheduler: Scheduler,
+        settings: Settings,
+        counters: Counters,
+        *,
+        clock: Callable[[], float],
+        handlers: HandlerRegistry,
+        parse_stage: Stage[FetchedPage],
+        store_stage: Stage[Work],
+        on_quota: Callable[[str], None],
+        recrawl: Recrawl | None = None,
+    ) -> None:
+        self._fetcher = fetcher
+        self._scheduler = scheduler
+        self._settings = settings
+        self._counters = counters
+        self._clock = clock
+        self._handlers = handlers
+        self._parse_stage = parse_stage
+        self._store_stage = store_stage
+        self._on_quota = on_quota
+        self._recrawl = recrawl
+
+    async def run(self, job: PageJob) -> None:
+        """Fetch the job's URL once, feed the outcome to the scheduler, and hand the
+        page to the parse stage (a content handler reads it) or the store stage."""
+        lease = job.lease
+        crashpoints.reached(CrashPoint.LEASED)
+        previous: RevisitState | None = None
+        hint: SitemapHint | None = None
+        conditional: Headers = ()
+        if self._recrawl is not None:  # a revisit asks with the stored validators
+            previous, hint, conditional = self._recrawl.request(lease)
+        res = await self._fetcher.fetch(lease.url, conditional)
+        crashpoints.reached(CrashPoint.FETCHED)
+        now = self._clock()
+        if res.sent_at is not None:  # connection set-up delayed the request: gap from here
+            self._scheduler.limiter(lease.host).mark_sent(res.sent_at)
+        retry_after = None
+        if res.status in (429, 503):
+            retry_after = parse_retry_after(res.header("Retry-After"), now)
+        self._scheduler.on_fetch_done(
+            lease.host, now, res.outcome, latency=res.duration, retry_after=retry_after
+        )
+        if res.outcome is Outcome.BLOCKED_ADDRESS:  # the host's address changed to one refused
+            self._scheduler.robots.put(
+                lease.host, blocked_rules(now, self._settings.politeness.robots_ttl)
+            )
+        c = self._counters
+        c.fetches += 1
+        c.requests += int(res.sent_at is not None)  # not when refused before sending
+        c.retries += int(job.retry)
+        c.bytes += len(res.raw_body)
+        c.outcomes[res.outcome.value] += 1
+        quota = self._settings.fetch.quota_status
+        if quota and res.status == quota:
+            self._on_quota(lease.url)
+        ctype = res.header("Content-Type")
+        handler = None
+        if res.outcome is Outcome.OK:
+            handler = self._handlers.select(ctype, res.body[:HEAD_BYTES])
+        if handler is not None:
+            keep = self._settings.fetch.max_parsed
+            # parse cost is bounded: only the head of a page is parsed (other formats are
+            # bounded by their handlers' own size limits)
+            if handler.name == "html" and len(res.body) > keep:
+                res = dataclasses.replace(res, body=res.body[:keep])
+                c.hostile["parse-cut"] += 1
+            page = FetchedPage(
+                lease, res, retry_after, handler=handler.name, previous=previous, hint=hint
+            )
+            await self._parse_stage.put(page)
+        else:
+            skip_body = res.outcome is Outcome.OK and self._settings.fetch.non_html == "skip"
+            if res.body is not res.raw_body:  # the store keeps the body as received
+                res = dataclasses.replace(res, body=b"")
+            page = FetchedPage(
+                lease,
+                res,
+                retry_after,
+                store_body=not skip_body,
+                note="non-html-skipped" if skip_body else None,
+                previous=previous,
+                hint=hint,
+            )
+            await self._store_stage.put(page)

@@ -1,0 +1,57 @@
+"""The seeds of a shared crawl: stored once, by the first ``headway crawl``; every node
+takes them from the store (they define the scope) and offers them to the frontier, whose
+seen set admits each once whoever runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Sequence
+
+from headway.errors import ConfigError
+from headway.frontier.redis import RedisFrontier
+from headway.runtime.worker import ThreadWorker
+
+log = logging.getLogger(__name__)
+
+
+async def shared_seeds(
+    shared: RedisFrontier,
+    fw: ThreadWorker,
+    crawl: str,
+    seeds: Sequence[str],
+    *,
+    wait_limit: float,
+    stopped: asyncio.Event,
+) -> list[str] | None:
+    """The crawl's seeds: ``seeds`` when this call stored them first, else the stored
+    ones (waited for up to ``wait_limit`` seconds when none are stored yet: a
+    ``ConfigError`` after it). None when ``stopped`` is set while waiting."""
+    mine = json.dumps(list(seeds))
+    if seeds:
+        first: bool = await fw.call(shared.set_meta_once, "seeds", mine)
+        if first:
+            log.info("crawl %s seeded with %d seeds", crawl, len(seeds))
+            return list(seeds)
+    stored = await fw.call(shared.get_meta, "seeds")
+    if stored is None:
+        log.warning("crawl %s has no seeds yet: waiting for headway crawl SEEDS", crawl)
+        limit = time.monotonic() + wait_limit
+        while stored is None and not stopped.is_set():
+            if time.monotonic() > limit:
+                raise ConfigError(
+                    "distributed.crawl_id",
+                    f"crawl {crawl!r} got no seeds: start it with headway crawl SEEDS",
+                )
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await stopped.wait()
+            stored = await fw.call(shared.get_meta, "seeds")
+        if stored is None:
+            return None  # stopped while waiting
+    if seeds and stored != mine:
+        log.warning("crawl %s was seeded before: its own seeds are used, not these", crawl)
+    return list(json.loads(stored))
