@@ -139,5 +139,9 @@ async def test_scheduler_reads_only_its_clock(tmp_path: Path) -> None:
     s.on_fetch_done(HOST, clock.now, Outcome.OK, latency=0.1, retry_after=None)
     assert s.limiter(HOST).ready_at() == clock.now + 5.0
     assert s.hosts_ready() == 0
+    stats = s.statistics()
+    assert (stats.active, stats.ready, stats.waiting) == (0, 0, 1)  # waiting for its gap
     clock.now += 5.0
     assert s.hosts_ready() == 1
+    stats = s.statistics()
+    assert (stats.ready, stats.waiting) == (1, 0)

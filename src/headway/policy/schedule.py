@@ -241,6 +241,10 @@ class ScheduleCore:
     def hosts_ready(self, now: float) -> int:
         return sum(1 for t, _, _ in self._heap if t <= now)
 
+    def hosts_waiting(self, now: float) -> int:
+        """Hosts in the heap whose next request must wait (their gap, a backoff)."""
+        return sum(1 for t, _, _ in self._heap if t > now)
+
     def next_ready(self) -> float | None:
         return self._heap[0][0] if self._heap else None
 

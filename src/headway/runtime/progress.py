@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -28,42 +27,96 @@ def _size(n: float) -> str:
     return f"{n:.1f} TiB"
 
 
-def progress_text(stats: NodeStats) -> str:
+def _fields(stats: NodeStats) -> list[list[str]]:
+    """The live line's fields, most important first, each with its forms, longest first."""
     f = stats.fetch
-    hosts = stats.scheduler
-    queued = stats.frontier.queued if stats.frontier is not None else 0
-    stages = " ".join(f"{s.name}={s.depth}/{s.capacity}" for s in stats.stages)
-    line = (
-        f"{f.fetches} pages  {f.pages_per_second:.1f}/s  "
-        f"{_size(f.bytes)}  hosts active {hosts.active} ready {hosts.ready}"
-        f" parked {hosts.parked}  queued {queued}  errors {f.errors}"
-        f"  retry {f.retry_ratio:.0%}  [{stages}]"
-    )
+    sch = stats.scheduler
+    fr = stats.frontier
+    queued = fr.queued if fr is not None else 0
+    with_urls = fr.hosts_queued if fr is not None else 0
+    parked = f", {sch.parked} parked" if sch.parked else ""
     rc = stats.recrawl
-    if rc.revisits:
-        line += (
-            f"  revisits {rc.revisits} (changed {rc.changed} unchanged {rc.unchanged},"
-            f" 304 {rc.not_modified})"
-        )
-    if hosts.paused:
-        line += "  PAUSED (quota)"
-    return line
+    revisits = (
+        [
+            f"revisits {rc.revisits} (changed {rc.changed} unchanged {rc.unchanged},"
+            f" 304 {rc.not_modified})",
+            f"revisits {rc.revisits}",
+        ]
+        if rc.revisits
+        else []
+    )
+    fields = [
+        [f"{f.fetches} pages"],
+        ["PAUSED (quota): SIGUSR1 resumes", "PAUSED"] if sch.paused else [],
+        [f"{f.pages_per_second:.1f} pages/s", f"{f.pages_per_second:.1f}/s"],
+        [f"{queued} URLs queued", f"{queued} queued"],
+        [
+            f"hosts: {with_urls} with URLs, {sch.waiting} waiting for their gap{parked}",
+            f"hosts {with_urls} with URLs, {sch.waiting} waiting{parked}",
+            f"{with_urls} hosts, {sch.waiting} waiting",
+        ],
+        [f"errors {f.errors}", f"err {f.errors}"],
+        [f"retries {f.retry_ratio:.0%}"],
+        revisits,
+        [_size(f.bytes)],
+        [
+            "  ".join(f"{s.name} {s.depth}/{s.capacity}" for s in stats.stages),
+            "stages " + " ".join(f"{s.depth}/{s.capacity}" for s in stats.stages),
+        ],
+    ]
+    return [forms for forms in fields if forms]
+
+
+def fit_fields(fields: list[list[str]], width: int | None, sep: str = "  ") -> str:
+    """The fields joined by ``sep`` in at most ``width`` characters (None: no limit).
+    Each field lists its forms, longest first. Until the line fits, fields take their
+    shorter forms, the least important (last) first; then the least important are left
+    out; the first field is always kept (cut short if need be)."""
+    chosen = [0] * len(fields)
+    kept = len(fields)
+
+    def line() -> str:
+        return sep.join(fields[i][chosen[i]] for i in range(kept))
+
+    def fits() -> bool:
+        return width is None or len(line()) <= width
+
+    for i in reversed(range(len(fields))):
+        while not fits() and chosen[i] + 1 < len(fields[i]):
+            chosen[i] += 1
+    while not fits() and kept > 1:
+        kept -= 1
+    text = line()
+    if width is not None and len(text) > width:
+        text = text[: max(width - 1, 0)] + "…"
+    return text
+
+
+def progress_text(stats: NodeStats, width: int | None = None) -> str:
+    """The live line: pages, rate, queued URLs, hosts with queued URLs and hosts
+    waiting for their politeness gap, errors, retries, bytes and the fill of each
+    stage, fitted into ``width`` characters (None: all of it)."""
+    return fit_fields(_fields(stats), width)
 
 
 class Progress:
-    """A one-line live display on a terminal; a log line every 10 s otherwise."""
+    """A live line on a terminal (``console``, default stderr), never wider than the
+    terminal, with up to three throttled hosts under it; a log line every 10 s when the
+    console is not a terminal."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, console: Console | None = None) -> None:
         self.enabled = enabled
-        self._tty = sys.stderr.isatty()
+        self._console = console if console is not None else Console(stderr=True)
+        self._tty = self._console.is_terminal
         self._live: Live | None = None
         self._last_log = 0.0
+        self.shown = Text("")  # what the live display shows
 
     def start(self) -> None:
         if self.enabled and self._tty:
             self._live = Live(
                 Text("starting..."),
-                console=Console(stderr=True),
+                console=self._console,
                 refresh_per_second=4,
                 transient=True,
             )
@@ -73,14 +126,20 @@ class Progress:
         if not self.enabled:
             return
         if self._live is not None:
+            width = max(self._live.console.width - 1, 20)
             throttled = [h for h in stats.scheduler.throttled if h.gap > 0][:3]
-            text = Text(progress_text(stats))
+            lines = [progress_text(stats, width)]
             for h in throttled:
-                text.append(
-                    f"\n  {h.host}: gap {h.gap:.1f}s limit {h.limit:.1f}"
-                    f" retry {h.retry_ratio:.0%} health {h.health:.2f}"
-                )
-            self._live.update(text)
+                row = [
+                    [f"  {h.host}:"],
+                    [f"gap {h.gap:.1f}s"],
+                    [f"limit {h.limit:.1f}"],
+                    [f"retry {h.retry_ratio:.0%}"],
+                    [f"health {h.health:.2f}"],
+                ]
+                lines.append(fit_fields(row, width, sep=" "))
+            self.shown = Text("\n".join(lines), no_wrap=True, overflow="ellipsis")
+            self._live.update(self.shown)
         elif time.monotonic() - self._last_log >= 10:
             self._last_log = time.monotonic()
             log.info("%s", progress_text(stats))

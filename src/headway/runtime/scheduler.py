@@ -141,7 +141,7 @@ class Scheduler:
         return self.core.host_pressure(now, top)
 
     def statistics(self, top: int = 20) -> SchedulerStats:
-        """Hosts known, active, ready and parked, the ``top`` most throttled, and
+        """Hosts known, active, ready, waiting and parked, the ``top`` most throttled, and
         whether fetching is paused."""
         now = self._clock()
         p = self.core.host_pressure(now, top)
@@ -149,6 +149,7 @@ class Scheduler:
             known=p.known,
             active=p.active,
             ready=self.core.hosts_ready(now),
+            waiting=self.core.hosts_waiting(now),
             parked=p.parked,
             paused=self.core.paused,
             throttled=tuple(

@@ -63,12 +63,15 @@ class HostRow:
 
 @dataclass(frozen=True, slots=True)
 class SchedulerStats:
-    """The scheduler's pressure: hosts known, active, ready and parked, the most
-    throttled hosts, and whether fetching is paused (quota)."""
+    """The scheduler's pressure: hosts known, active (a request in flight), ready (may
+    start now), waiting (for their gap or a backoff) and parked, the most throttled
+    hosts, and whether fetching is paused (quota). ``active`` and ``ready`` are
+    instants: near 0 when fetches take milliseconds and hosts wait seconds."""
 
     known: int = 0
     active: int = 0
     ready: int = 0
+    waiting: int = 0
     parked: int = 0
     paused: bool = False
     throttled: tuple[HostRow, ...] = ()
@@ -184,6 +187,7 @@ class NodeStats:
                 "known": sch.known,
                 "active": sch.active,
                 "ready": sch.ready,
+                "waiting": sch.waiting,
                 "parked": sch.parked,
             },
             "throttled_hosts": [
@@ -333,6 +337,7 @@ def from_json(obj: object) -> Decoded:
         known=hosts.int_("known"),
         active=hosts.int_("active"),
         ready=hosts.int_("ready"),
+        waiting=hosts.int_("waiting"),
         parked=hosts.int_("parked"),
         paused=top.bool_("paused"),
         throttled=tuple(

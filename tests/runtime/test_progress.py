@@ -1,0 +1,120 @@
+"""The live progress line: never wider than the terminal, most important figures kept."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from headway.frontier.store import FrontierCounts
+from headway.runtime.progress import Progress, fit_fields, progress_text
+from headway.runtime.stage import StageStats
+from headway.runtime.stats import FetchStats, HostRow, NodeStats, SchedulerStats
+
+
+def _stats(paused: bool = False) -> NodeStats:
+    """A big crawl: every figure as wide as it gets in practice."""
+    return NodeStats(
+        fetch=FetchStats(
+            fetches=12_345_678,
+            requests=12_400_000,
+            bytes=987_654_321_000,
+            retries=54_321,
+            outcomes={"ok": 12_000_000, "timeout": 345_678},
+            pages_per_second=1234.5,
+        ),
+        stages=tuple(
+            StageStats(name, 250, 256, 0.5, 40, 2, 40_000, 67_108_864)
+            for name in ("parse-queue", "parse", "store", "settle")
+        ),
+        frontier=FrontierCounts(98_765_432, 70, 12_000_000, 345_678, 111_111_110, 543_210, {}),
+        scheduler=SchedulerStats(
+            known=50_000,
+            active=3,
+            ready=0,
+            waiting=49_876,
+            parked=12,
+            paused=paused,
+            throttled=(HostRow("a-rather-long-host-name.example.com:8080", 1, 1.0, 4, 0.25, 0.6),),
+        ),
+    )
+
+
+@pytest.mark.parametrize("width", [20, 40, 60, 80, 100, 132, 200])
+@pytest.mark.parametrize("paused", [False, True])
+def test_live_line_fits_the_terminal(width: int, paused: bool) -> None:
+    text = progress_text(_stats(paused), width)
+    assert len(text) <= width, (width, text)
+    assert text.startswith("12345678 pages")
+    if paused and width >= 40:
+        assert "PAUSED" in text
+
+
+def test_narrow_terminal_keeps_the_important_figures() -> None:
+    full = progress_text(_stats())
+    assert len(full) > 132  # everything, for a log line
+    for part in ("1234.5 pages/s", "98765432 URLs queued", "543210 with URLs", "49876 waiting"):
+        assert part in full
+    assert "parse-queue 250/256" in full and "12 parked" in full
+    at_80 = progress_text(_stats(), 80)
+    for part in ("12345678 pages", "1234.5", "98765432", "543210 hosts", "49876 waiting"):
+        assert part in at_80, at_80
+    assert "parse-queue" not in at_80  # the stages go first
+    wide = progress_text(_stats(), 200)
+    assert "parse-queue 250/256" in wide or "stages 250/256" in wide
+
+
+def test_fit_fields_shortens_then_drops_the_last_first() -> None:
+    fields = [["aaaa"], ["bbbbbb", "bb"], ["cccccc", "cc"]]
+    assert fit_fields(fields, None) == "aaaa bbbbbb cccccc".replace(" ", "  ")
+    assert fit_fields(fields, 16, sep=" ") == "aaaa bbbbbb cc"
+    assert fit_fields(fields, 10, sep=" ") == "aaaa bb cc"
+    assert fit_fields(fields, 7, sep=" ") == "aaaa bb"
+    assert fit_fields(fields, 4, sep=" ") == "aaaa"
+    assert fit_fields(fields, 3, sep=" ") == "aa…"
+
+
+def test_live_display_never_wraps_at_80_columns() -> None:
+    console = Console(file=io.StringIO(), width=80, force_terminal=True)
+    progress = Progress(enabled=True, console=console)
+    progress.start()
+    try:
+        stats = _stats()
+        slow = replace(
+            stats.scheduler,
+            throttled=tuple(
+                HostRow(f"host-{i}-with-a-long-name.example.org:8443", 1, 1.0, 30.0, 0.5, 0.1)
+                for i in range(3)
+            ),
+        )
+        progress.update(replace(stats, scheduler=slow))
+        lines = progress.shown.plain.splitlines()
+    finally:
+        progress.stop()
+    assert len(lines) == 4  # the line and three throttled hosts
+    assert all(len(line) < 80 for line in lines), lines
+    assert "gap 30.0s" in lines[1]
+
+
+async def test_hosts_waiting_for_their_gap_are_seen_at_a_one_second_gap(tmp_path: Path) -> None:
+    """At the default gap, fetches take milliseconds and hosts wait about a second: the
+    instant counts of hosts fetching or ready read 0 nearly always, the hosts waiting
+    for their gap do not (that is what the live line shows)."""
+    from headway.runtime.node import Node
+    from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+    from tests.integration.helpers import crawl_settings
+
+    spec = SimWebSpec(hosts=4, host_spec=HostSpec(pages=40, links_per_page=6), seed=3)
+    readings: list[NodeStats] = []
+    async with SimWeb(spec) as web:
+        settings = crawl_settings(tmp_path / "c", delay=1.0, max_duration=4)
+        await Node(settings, web.seeds(), on_stats=readings.append).run()
+    late = [r for r in readings if r.elapsed > 1.5 and r.fetch.fetches > 0]
+    assert len(late) >= 4, len(late)
+    waiting = sorted(r.scheduler.waiting for r in late)
+    assert waiting[len(waiting) // 2] >= 2, waiting  # the median reading: most hosts wait
+    line = progress_text(late[-1], 80)
+    assert f"{late[-1].scheduler.waiting} waiting" in line, line
