@@ -24,6 +24,7 @@ from typing import Any
 import redis
 
 from headway.runtime.bench import free_port, wait_port
+from headway.testing.argv import headway_argv
 from headway.testing.redisproc import RedisServer
 
 UA = "headway-bench/0.1 (+https://example.org/bench)"
@@ -42,35 +43,21 @@ def info(client: Any) -> dict[str, float]:
 
 
 def node_argv(store: str, crawl: str, out: Path, seeds: Path | None) -> list[str]:
-    head = ["crawl", str(seeds)] if seeds is not None else ["node"]
-    return [
-        sys.executable,
-        "-m",
-        "headway.cli",
-        *head,
-        "--store",
-        store,
-        "--crawl-id",
-        crawl,
-        "--out",
-        str(out),
-        "--user-agent",
-        UA,
-        "--resolve",
-        "*.sim=127.0.0.1",
-        "--allow-loopback",
-        "--quiet",
+    return headway_argv(
+        out,
         "--delay",
         "0",
         "--max-per-host",
         "8",
-        "--parsers",
-        "1",
         "--concurrency",
         "64",
         "--shard-ttl",
         "3",
-    ]
+        user_agent=UA,
+        seeds=seeds,
+        store=store,
+        crawl_id=crawl,
+    )
 
 
 def run(count: int, port: int, hosts: int, tmp: Path, server: RedisServer) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import sys
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from headway.settings import Settings, build_settings
+from headway.testing.argv import headway_argv
 from headway.testing.simweb import LoggedRequest, SimWeb, SimWebSpec
 
 UA = "testbot/1.0 (+https://example.org/testbot)"
@@ -41,24 +41,7 @@ def crawl_settings(out: Path, **overrides: Any) -> Settings:
 
 
 def crawl_argv(seeds: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "headway.cli",
-        "crawl",
-        str(seeds),
-        "--out",
-        str(out),
-        "--user-agent",
-        UA,
-        "--resolve",
-        "*.sim=127.0.0.1",
-        "--allow-loopback",
-        "--quiet",
-        "--parsers",
-        "1",
-        *extra,
-    ]
+    return headway_argv(out, *extra, user_agent=UA, seeds=seeds)
 
 
 class Served(Protocol):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import redis
 
+from headway.testing.argv import headway_argv
 from headway.testing.redisproc import RedisCluster, RedisServer
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.helpers import (
@@ -47,26 +48,8 @@ def _spec(hosts: int = 8, pages: int = 20) -> SimWebSpec:
 
 def node_argv(store: str, crawl: str, out: Path, seeds: Path | None, *extra: str) -> list[str]:
     """``headway crawl SEEDS`` (seeds is a file) or ``headway node`` for a shared crawl."""
-    head = ["crawl", str(seeds)] if seeds is not None else ["node"]
-    return [
-        sys.executable,
-        "-m",
-        "headway.cli",
-        *head,
-        "--store",
-        store,
-        "--crawl-id",
-        crawl,
-        "--out",
-        str(out),
-        "--user-agent",
-        UA,
-        "--resolve",
-        "*.sim=127.0.0.1",
-        "--allow-loopback",
-        "--quiet",
-        "--parsers",
-        "1",
+    return headway_argv(
+        out,
         "--delay",
         str(DELAY),
         "--shard-ttl",
@@ -82,7 +65,11 @@ def node_argv(store: str, crawl: str, out: Path, seeds: Path | None, *extra: str
         "--lease-margin",
         "1",
         *extra,
-    ]
+        user_agent=UA,
+        seeds=seeds,
+        store=store,
+        crawl_id=crawl,
+    )
 
 
 class Nodes:
