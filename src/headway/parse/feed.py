@@ -21,10 +21,10 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from headway.parse.handlers import HEAD_BYTES, Document
-from headway.parse.page import LinkHint, ParsedPage
+from headway.parse.page import ParsedPage
 from headway.parse.sitemap import parse_w3c_datetime
-from headway.parse.xmldoc import XmlLimits, load_xml, local_name
-from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize
+from headway.parse.xmldoc import EntryFields, XmlLimits, entry_links, load_xml, local_name
+from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions
 
 __all__ = ["FEED_HANDLER", "FeedHandler", "parse_feed", "parse_feed_date"]
 
@@ -95,19 +95,13 @@ def parse_feed(
     if found_entries is None:
         return _empty(f"{REFUSED_NOT_FEED}: root element <{local_name(loaded.root.tag)}>")
     entries, atom = found_entries
-    found: dict[str, None] = {}
-    hints: list[LinkHint] = []
-    for entry in entries[: limits.max_entries]:
-        link, date = _entry_link(entry, atom)
-        target = canonicalize(link, url or None, options) if link else None
-        if target is None or target in found:
-            continue
-        found[target] = None
-        if date is not None:
-            hints.append(LinkHint(target, date, None))
+
+    def read(entry: Any) -> EntryFields:
+        return (*_entry_link(entry, atom), None)
+
+    links, hints = entry_links(entries[: limits.max_entries], read, url, options)
     return ParsedPage(
-        tuple(found), 0, False, False, None, None, "utf-8", None, len(entries), "feed",
-        hints=tuple(hints),
+        links, 0, False, False, None, None, "utf-8", None, len(entries), "feed", hints=hints
     )  # fmt: skip
 
 

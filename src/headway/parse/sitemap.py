@@ -25,9 +25,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from headway.parse.handlers import HEAD_BYTES, Document
-from headway.parse.page import LinkHint, ParsedPage
-from headway.parse.xmldoc import XmlLimits, gunzip_head, load_xml, local_name
-from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize
+from headway.parse.page import ParsedPage
+from headway.parse.xmldoc import (
+    EntryFields,
+    XmlLimits,
+    entry_links,
+    gunzip_head,
+    load_xml,
+    local_name,
+)
+from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions
 
 __all__ = [
     "CHANGEFREQS",
@@ -75,6 +82,13 @@ def _child_text(entry: Any, name: str) -> str | None:
     return None
 
 
+def _read_entry(entry: Any) -> EntryFields:
+    """``<loc>``, ``<lastmod>`` and a known ``<changefreq>`` of one sitemap entry."""
+    freq = (_child_text(entry, "changefreq") or "").lower() or None
+    lastmod = parse_w3c_datetime(_child_text(entry, "lastmod"))
+    return _child_text(entry, "loc"), lastmod, freq if freq in CHANGEFREQS else None
+
+
 def parse_sitemap(
     url: str,
     body: bytes,
@@ -95,28 +109,15 @@ def parse_sitemap(
     entries = [e for e in root if local_name(e.tag) == entry_name]
     if len(entries) > limits.max_entries:
         return _empty(f"{REFUSED_TOO_MANY}: {len(entries)} entries, at most {limits.max_entries}")
-    found: dict[str, None] = {}
-    hints: list[LinkHint] = []
-    for entry in entries:
-        loc = _child_text(entry, "loc")
-        target = canonicalize(loc, url or None, options) if loc else None
-        if target is None or target in found:
-            continue
-        found[target] = None
-        lastmod = parse_w3c_datetime(_child_text(entry, "lastmod"))
-        freq = (_child_text(entry, "changefreq") or "").lower() or None
-        freq = freq if freq in CHANGEFREQS else None
-        if lastmod is not None or freq is not None:
-            hints.append(LinkHint(target, lastmod, freq))
-    urls = tuple(found)
+    urls, hints = entry_links(entries, _read_entry, url, options)
     if kind == "sitemapindex":
         return ParsedPage(
             (), 0, False, False, None, None, "utf-8", None, len(entries), "sitemap",
-            documents=urls, hints=tuple(hints),
+            documents=urls, hints=hints,
         )  # fmt: skip
     return ParsedPage(
         urls, 0, False, False, None, None, "utf-8", None, len(entries), "sitemap",
-        hints=tuple(hints),
+        hints=hints,
     )  # fmt: skip
 
 

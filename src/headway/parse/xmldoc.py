@@ -17,10 +17,14 @@ Contract of ``load_xml(body, limits)``:
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
+
+from headway.parse.page import LinkHint
+from headway.urls.canonical import CanonOptions, canonicalize
 
 __all__ = [
     "MAX_XML_BYTES",
@@ -138,3 +142,31 @@ def load_xml(
     for node in root.iter(etree.Entity):
         return XmlLoad(None, f"{REFUSED_ENTITIES}: reference to entity {node.name!r}")
     return XmlLoad(root, None)
+
+
+#: What a content handler reads from one entry of a document: its link (as written),
+#: its date (epoch seconds) and its change frequency, each possibly None.
+EntryFields = tuple[str | None, float | None, str | None]
+
+
+def entry_links(
+    entries: Iterable[Any],
+    read: Callable[[Any], EntryFields],
+    base: str,
+    options: CanonOptions,
+) -> tuple[tuple[str, ...], tuple[LinkHint, ...]]:
+    """The links of a document's entries (sitemap ``<url>``, feed ``<item>``), each read
+    by ``read``, canonicalized against ``base``, deduplicated in document order (the
+    first entry of a link wins), and a ``LinkHint`` for each link whose entry has a date
+    or a change frequency. Entries without a usable link are skipped."""
+    found: dict[str, None] = {}
+    hints: list[LinkHint] = []
+    for entry in entries:
+        link, date, freq = read(entry)
+        target = canonicalize(link, base or None, options) if link else None
+        if target is None or target in found:
+            continue
+        found[target] = None
+        if date is not None or freq is not None:
+            hints.append(LinkHint(target, date, freq))
+    return tuple(found), tuple(hints)
