@@ -80,6 +80,8 @@ def test_bad_flag_value_names_the_key(tmp_path: Path) -> None:
 def test_status_of_a_non_crawl_directory(tmp_path: Path) -> None:
     out = run("status", str(tmp_path))
     assert out.returncode == 2 and "not a headway crawl directory" in out.stderr
+    out = run("status", str(tmp_path / "typo"))
+    assert out.returncode == 2 and out.stderr.strip().endswith("typo does not exist")
 
 
 def test_failures_inside_a_running_crawl_are_reported_without_a_traceback(
@@ -129,3 +131,20 @@ def test_unusable_seed_lines_are_skipped_listed_and_counted(tmp_path: Path) -> N
         proc.stderr
     )
     assert set(good) <= fetched
+
+
+def test_a_local_server_refused_by_the_address_guard_names_the_flag(tmp_path: Path) -> None:
+    from headway.testing.simweb import HostSpec, SimWebSpec
+    from tests.integration.helpers import ThreadedSimWeb
+
+    spec = SimWebSpec(hosts=1, host_spec=HostSpec(pages=2, links_per_page=1), seed=1)
+    seeds = tmp_path / "seeds.txt"
+    with ThreadedSimWeb(spec) as web:
+        seeds.write_text(web.seeds()[0] + "\n")
+        out = run(
+            "crawl", str(seeds), "--out", str(tmp_path / "c"), "--user-agent", UA,
+            "--resolve", "*.sim=127.0.0.1", "--quiet", "--parsers", "1", "--max-duration", "30",
+        )  # fmt: skip
+        assert not web.log  # nothing reached the server
+    assert out.returncode == 0, out.stderr
+    assert "refused: loopback (--allow-loopback or --allow-private" in out.stderr, out.stderr

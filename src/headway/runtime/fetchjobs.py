@@ -93,7 +93,14 @@ class RobotsFetch:
         if res.outcome is Outcome.BLOCKED_ADDRESS and hops == 0:
             rules = blocked_rules(now, self._settings.politeness.robots_ttl)
             self._counters.hostile["blocked-host"] += 1
-            log.warning("host %s refused by the address guard: %s", job.host, res.error)
+            hint = " (--allow-loopback or --allow-private to crawl a local test server)"
+            local = any(word in str(res.error) for word in ("loopback", "private"))
+            log.warning(
+                "host %s refused by the address guard: %s%s",
+                job.host,
+                res.error,
+                hint if local else "",
+            )
         else:
             rules = robots_from_response(
                 status=res.status,

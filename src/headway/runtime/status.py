@@ -19,6 +19,8 @@ from headway.settings import DistributedSettings, Settings
 
 def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dict[str, object]:
     paths = CrawlPaths(root)
+    if not root.exists():
+        raise CrawlDirError(f"{root} does not exist")
     if not (root / MARKER).exists():
         raise CrawlDirError(f"{root} is not a headway crawl directory (no {MARKER})")
     info = json.loads((root / MARKER).read_text())
