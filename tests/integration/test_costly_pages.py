@@ -8,8 +8,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -71,6 +73,11 @@ def test_costly_pages_memory_bounded_and_control_hosts_finish(
     assert len(web.log) - start == len([e for e in log if e["status"] is not None])
 
 
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
 def page_lines(out: Path) -> list[dict[str, object]]:
     return [e for e in read_crawl_log(out) if not str(e["url"]).endswith("/robots.txt")]
 
@@ -89,6 +96,7 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     out = tmp_path / "c"
     cmd = argv(web, seeds, out, "--delay", "0.05")
     slow = ["--parse-sleep", "1.0"] + (["--max-duration", "5"] if stop == "max-duration" else [])
+    served_before = len(web.log)
     started = time.monotonic()
     proc = subprocess.Popen(cmd + slow, stderr=subprocess.PIPE, text=True)
     if stop == "sigterm":
@@ -109,6 +117,16 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     # nothing lost: every URL not settled is queued again, none stays leased
     assert frontier_urls(out, UrlState.LEASED) == set()
     assert frontier_urls(out, UrlState.QUEUED)
+    # the crawl log accounts for every request the server answered, the pages the stop
+    # left unparsed included (recorded as requeued)
+    served = Counter((r.host.split(":")[0], r.path) for r in web.log[served_before:])
+    log = read_crawl_log(out)
+    answered = [e for e in log if e["status"] is not None]
+    logged = Counter((urlsplit(str(e["url"])).hostname, _path(str(e["url"]))) for e in answered)
+    assert logged == served, (served - logged, logged - served)
+    requeued = {str(e["url"]) for e in log if e["note"] == "requeued: not parsed"}
+    assert requeued, "the stop left no page unparsed: the test shows nothing"
+    assert requeued <= frontier_urls(out, UrlState.QUEUED)
     if stop != "sigterm":
         return
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=150)

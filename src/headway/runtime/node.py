@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import math
 import time
@@ -51,7 +52,7 @@ from headway.runtime.summary import (
     peak_rss_mib,
     process_cpu_seconds,
 )
-from headway.runtime.work import SkippedUrl
+from headway.runtime.work import FetchedPage, SkippedUrl
 from headway.settings import Settings
 from headway.urls.scope import OptOut, Scope, ScopeMode
 
@@ -66,6 +67,9 @@ INTERRUPT_GRACE = 5.0
 #: for a parser then go back to the queue. A stop from outside thus ends the pipeline
 #: within INTERRUPT_GRACE + DRAIN_GRACE seconds.
 DRAIN_GRACE = 10.0
+#: Seconds after that for the pages then still inside a parser to be recorded as
+#: requeued (crawl log) before the node closes.
+RECORD_GRACE = 2.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
 _NATURAL_STOPS = frozenset({"finished", "max-pages"})
 
@@ -278,7 +282,8 @@ class Node:
         s = self.settings
         async with asyncio.TaskGroup() as tg:
             slots = [tg.create_task(self._slot()) for _ in range(s.fetch.concurrency)]
-            helpers = [tg.create_task(self.pipeline.parse_dispatch()) for _ in range(s.parsers * 2)]
+            parsing = [tg.create_task(self.pipeline.parse_dispatch()) for _ in range(s.parsers * 2)]
+            helpers = list(parsing)
             helpers.append(tg.create_task(self.pipeline.store_loop()))
             helpers.append(tg.create_task(self.pipeline.settle_loop()))
             helpers.append(tg.create_task(self._monitor()))
@@ -302,23 +307,52 @@ class Node:
                 for t in pending:
                     t.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
-                # pages still waiting for a parser go back to the queue (their leases are
-                # released at shutdown): a full parse stage cannot hold the stop
-                unparsed = len(await self.parse_stage.drain_nowait())
-                self.pipeline.leave(unparsed)
-                if unparsed:
-                    log.info("stopping: %d fetched pages not parsed go back to the queue", unparsed)
+                # pages still waiting for a parser go back to the queue, recorded: a full
+                # parse stage cannot hold the stop
                 deadline = time.monotonic() + DRAIN_GRACE
+                unparsed = await self.parse_stage.drain_nowait()
+                self.pipeline.leave(len(unparsed))
+                await self._requeue_at_stop(unparsed, deadline)
             # drain what was fetched: parse -> store -> settle (the pipeline count covers
             # every page from its lease to its settling, and every robots.txt answer until
             # it is written)
-            timeout = None if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
-            # asyncio.timeout, not wait_for, which can swallow a cancellation (3.11)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):
-                    await self.pipeline.wait_drained()
+            await self._wait_drained(deadline)
+            if self.pipeline.in_flight > 0 and math.isfinite(deadline):
+                # pages still inside a parser when the grace ends: recorded as requeued
+                for t in parsing:
+                    t.cancel()
+                await asyncio.gather(*parsing, return_exceptions=True)
+                deadline = time.monotonic() + RECORD_GRACE
+                aside, self.pipeline.set_aside = self.pipeline.set_aside, []
+                await self._requeue_at_stop(aside, deadline)
+                await self._wait_drained(deadline)
             for t in helpers:
                 t.cancel()
+
+    async def _wait_drained(self, deadline: float) -> None:
+        """Wait until the pipeline is drained, or until ``deadline`` (monotonic; inf)."""
+        timeout = None if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
+        # asyncio.timeout, not wait_for, which can swallow a cancellation (3.11)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.pipeline.wait_drained()
+
+    async def _requeue_at_stop(self, pages: list[FetchedPage], deadline: float) -> None:
+        """Record in the crawl log (note ``requeued: not parsed``; the response is kept in
+        the WARC file) and put back in the queue the fetched pages a stop from outside
+        left unparsed, within ``deadline`` (monotonic seconds). What is not recorded by
+        then is still put back, by the release of the leases at shutdown."""
+        if not pages:
+            return
+        log.info("stopping: %d fetched pages not parsed go back to the queue", len(pages))
+        now = self.clock()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                for page in pages:
+                    requeued = dataclasses.replace(
+                        page, note="requeued: not parsed", requeue_at=now
+                    )
+                    await self.pipeline.to_store(requeued)
 
     async def _shutdown(self) -> None:
         """Release this node's leases and close every part but the frontier."""

@@ -64,6 +64,7 @@ class Pipeline:
         self.in_flight = 0  # items entered and not yet left
         self._drained = asyncio.Event()
         self._drained.set()
+        self.set_aside: list[FetchedPage] = []  # in a parser when a stop cancelled it
 
     def use_rules(self, rules: SettleRules) -> None:
         """Settle by ``rules`` from now on (a shared crawl's stored seeds define them)."""
@@ -118,7 +119,12 @@ class Pipeline:
                     )
                 )
             del res
-            results = await self._parts.pool.parse_many(tasks)
+            try:
+                results = await self._parts.pool.parse_many(tasks)
+            except asyncio.CancelledError:
+                self.leave(len(batch))  # recorded as requeued by the stop (node)
+                self.set_aside.extend(batch)
+                raise
             del tasks
             hostile = self._hostile
             for work, out in zip(batch, results, strict=True):

@@ -44,10 +44,10 @@ def decide(
     """The settlement of ``work`` (``work`` is not changed).
 
     A robots.txt answer settles nothing and admits the sitemaps it names; a skip without
-    fetch fails or is requeued untried; a quota answer is requeued untried; a retryable
-    failure is retried after ``retry_delay`` (full jitter, ``rand`` in [0, 1)) until the
-    budget is spent; anything else is done or failed, and a page's links and a
-    redirect's target go through admission."""
+    fetch fails or is requeued untried, as is a page a stop left unparsed; a quota answer
+    is requeued untried; a retryable failure is retried after ``retry_delay`` (full
+    jitter, ``rand`` in [0, 1)) until the budget is spent; anything else is done or
+    failed, and a page's links and a redirect's target go through admission."""
     match work:
         case RobotsAnswer():
             return Settlement(None, work.sitemaps, note=work.note)
@@ -64,6 +64,8 @@ def _decide_fetched(
     work: FetchedPage, now: float, rules: SettleRules, *, quota_paused: bool, rand: float
 ) -> Settlement:
     lease, res, note = work.lease, work.result, work.note
+    if work.requeue_at is not None:  # a stop left it unparsed: back untried
+        return Settlement(Completion(lease.id, Settle.REQUEUE, work.requeue_at), note=note)
     outcome = res.outcome
     if quota_paused and res.status == rules.quota_status:
         return Settlement(Completion(lease.id, Settle.REQUEUE, now), note="quota-exhausted")

@@ -43,6 +43,7 @@ class FetchedPage:
     near_dup_of: str | None = None
     previous: RevisitState | None = None  # recrawl: the URL's state at its lease
     hint: SitemapHint | None = None  # recrawl: what a sitemap said before its first fetch
+    requeue_at: float | None = None  # put back untried (a stop left it unparsed)
 
     @property
     def url(self) -> str:
