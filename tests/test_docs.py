@@ -165,3 +165,11 @@ def test_readme_links_resolve() -> None:
     assert {"docs/settings.md", "docs/metrics.md"} <= set(targets)
     for target in targets:
         assert (ROOT / target).is_file(), target
+
+
+def test_readme_documentation_list_names_every_page_of_docs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = readme.split("## Documentation", 1)[1]
+    linked = set(re.findall(r"^- \[[^]]*\]\((docs/[^)#]+)\)", listed, re.MULTILINE))
+    pages = {f"docs/{p.name}" for p in DOCS.glob("*.md")}
+    assert pages - linked == set(), "pages of docs/ missing from README's Documentation list"

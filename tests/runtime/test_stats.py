@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from headway.runtime.stats import NodeStats, from_json
-from headway.runtime.status import decode_record, record_note
+from headway.runtime.crawldir import MARKER
+from headway.runtime.stats import NodeStats, RecrawlStats, from_json
+from headway.runtime.status import decode_record, read_status, record_note
 from tests.test_docs import _sample_stats
 
 
@@ -84,3 +86,17 @@ def test_status_reads_text_that_is_not_json_as_no_record() -> None:
         decoded = decode_record(text)
         assert decoded.missing == ("(top level)",)
         assert record_note(decoded) == "no statistics record"
+
+
+def test_status_of_a_recrawl_shows_its_revisit_counts(tmp_path: Path) -> None:
+    (tmp_path / MARKER).write_text(json.dumps({"format": 2, "node_id": "n1"}))
+    recrawl = RecrawlStats(revisits=7, changed=2, unchanged=5, not_modified=4, scheduled=9)
+    lines = [NodeStats(time=1.0), NodeStats(time=2.0, recrawl=recrawl)]
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text("".join(json.dumps(s.to_json()) + "\n" for s in lines))
+    last = read_status(tmp_path)["last_metrics"]
+    assert isinstance(last, dict)
+    assert last["recrawl"] == {"revisits": 7, "changed": 2, "unchanged": 5, "not_modified": 4}
+    metrics.write_text(json.dumps(NodeStats(time=3.0).to_json()) + "\n")
+    last = read_status(tmp_path)["last_metrics"]
+    assert isinstance(last, dict) and "recrawl" not in last, "a run without recrawl"

@@ -1,6 +1,8 @@
 """``headway status``: what a crawl holds, read without disturbing a running node. The
 frontier's totals are read through the backend the ``store`` setting names (for the
-embedded store: the crawl directory's file)."""
+embedded store: the crawl directory's file). When the last statistics record is of a
+recrawl run (it scheduled or made revisits), ``last_metrics`` carries its ``recrawl``
+counts too."""
 
 from __future__ import annotations
 
@@ -45,13 +47,22 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
     if last:
         decoded = decode_record(last)
         st = decoded.stats
-        out["last_metrics"] = {
+        last_metrics: dict[str, object] = {
             "time": st.time,
             "fetches": st.fetch.fetches,
             "pages_per_second": round(st.fetch.pages_per_second, 2),
             "errors": st.fetch.errors,
             "retry_ratio": round(st.fetch.retry_ratio, 4),
         }
+        rc = st.recrawl
+        if rc.revisits or rc.scheduled:
+            last_metrics["recrawl"] = {
+                "revisits": rc.revisits,
+                "changed": rc.changed,
+                "unchanged": rc.unchanged,
+                "not_modified": rc.not_modified,
+            }
+        out["last_metrics"] = last_metrics
         if decoded.missing:
             out["last_metrics_note"] = record_note(decoded)
     return out
