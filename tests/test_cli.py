@@ -148,3 +148,31 @@ def test_a_local_server_refused_by_the_address_guard_names_the_flag(tmp_path: Pa
         assert not web.log  # nothing reached the server
     assert out.returncode == 0, out.stderr
     assert "refused: loopback (--allow-loopback or --allow-private" in out.stderr, out.stderr
+
+
+def test_simweb_bad_arguments_give_one_line_and_no_traceback(tmp_path: Path) -> None:
+    """Bad arguments of ``headway simweb`` (out of range, a port in use, a certificate
+    missing or not PEM) are one line on stderr and exit code 2."""
+    import socket
+
+    bad_pem = tmp_path / "bad.pem"
+    bad_pem.write_text("not a certificate\n")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        cases = {
+            ("--links", "0"): "--links must be 1..10000",
+            ("--port", "99999"): "--port must be 0..65535",
+            ("--page-kb", "-1"): "--page-kb must be 0..65536",
+            ("--suffix", "a/b"): "--suffix must be a DNS name",
+            ("--port", port): f"simweb cannot serve on 127.0.0.1:{port}",
+            ("--port", "0", "--tls-cert", str(tmp_path / "missing.pem")): "with --tls-cert",
+            ("--port", "0", "--tls-cert", str(bad_pem)): "with --tls-cert",
+        }
+        for args, expected in cases.items():
+            argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", "1", *args]
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 2, (args, proc.stderr)
+            assert proc.stderr.startswith("headway: error: ") and expected in proc.stderr, args
+            assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, args

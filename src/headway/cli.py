@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -416,8 +417,9 @@ def _simweb(args: argparse.Namespace) -> int:
     from headway.testing.simweb import HostSpec, SimWebSpec, serve
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if not 1 <= args.hosts <= 100_000 or not 1 <= args.pages <= 1_000_000:
-        print("headway: error: --hosts must be 1..100000 and --pages 1..1000000", file=sys.stderr)
+    problem = _simweb_problem(args)
+    if problem:
+        print(f"headway: error: {problem}", file=sys.stderr)
         return 2
     sfx, scheme = args.suffix, "https" if args.tls_cert else "http"
     spec = SimWebSpec(
@@ -435,16 +437,38 @@ def _simweb(args: argparse.Namespace) -> int:
         flush=True,
     )
     ctx = None
-    if args.tls_cert is not None:
-        from headway.testing.tls import server_context
-
-        ctx = server_context(args.tls_cert, args.tls_key or args.tls_cert)
     t0 = time.monotonic()
     try:
+        if args.tls_cert is not None:
+            from headway.testing.tls import server_context
+
+            ctx = server_context(args.tls_cert, args.tls_key or args.tls_cert)
         asyncio.run(serve(spec, "127.0.0.1", args.port, ctx))
     except KeyboardInterrupt:
         print(f"stopped after {time.monotonic() - t0:.0f}s")
+    except OSError as exc:  # the port in use, a missing or bad certificate (SSLError)
+        tls = f" with --tls-cert {args.tls_cert}" if args.tls_cert is not None else ""
+        print(
+            f"headway: error: simweb cannot serve on 127.0.0.1:{args.port}{tls}: {exc}",
+            file=sys.stderr,
+        )
+        return 2
     return 0
+
+
+def _simweb_problem(args: argparse.Namespace) -> str:
+    """What is wrong with ``headway simweb``'s arguments ('' when nothing is)."""
+    if not 1 <= args.hosts <= 100_000 or not 1 <= args.pages <= 1_000_000:
+        return "--hosts must be 1..100000 and --pages 1..1000000"
+    if not 1 <= args.links <= 10_000:
+        return f"--links must be 1..10000; got {args.links}"
+    if not 0 <= args.port <= 65_535:
+        return f"--port must be 0..65535; got {args.port}"
+    if not 0 <= args.page_kb <= 65_536:
+        return f"--page-kb must be 0..65536; got {args.page_kb}"
+    if not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)*", args.suffix):
+        return f"--suffix must be a DNS name (letters, digits, '-', '.'); got {args.suffix!r}"
+    return ""
 
 
 if __name__ == "__main__":  # pragma: no cover
