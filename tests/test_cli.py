@@ -176,3 +176,44 @@ def test_simweb_bad_arguments_give_one_line_and_no_traceback(tmp_path: Path) -> 
             assert proc.returncode == 2, (args, proc.stderr)
             assert proc.stderr.startswith("headway: error: ") and expected in proc.stderr, args
             assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, args
+
+
+def test_simweb_serves_validators_changing_pages_and_sitemaps() -> None:
+    """``headway simweb --validators --change-every --change-period --features`` serves
+    what a recrawl needs: ETags that a conditional GET answers with 304, and a robots.txt
+    that names a sitemap."""
+    import re
+    import urllib.error
+    import urllib.request
+
+    argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", "1", "--port", "0"]
+    argv += ["--validators", "--change-every", "2", "--change-period", "3600"]
+    argv += ["--features", "sitemaps"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        port = re.search(r"on 127\.0\.0\.1:(\d+);", line)
+        assert port, line
+        base = f"http://127.0.0.1:{port.group(1)}"
+
+        def get(path: str, etag: str | None = None) -> tuple[int, str, str | None]:
+            req = urllib.request.Request(base + path, headers={"Host": "site0.sim"})
+            if etag:
+                req.add_header("If-None-Match", etag)
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    return resp.status, resp.read().decode(), resp.headers.get("ETag")
+            except urllib.error.HTTPError as exc:
+                return exc.code, "", exc.headers.get("ETag")
+
+        status, robots, _ = get("/robots.txt")
+        assert status == 200 and "Sitemap: " in robots and "/sitemap.xml" in robots
+        for path in ("/p/0", "/p/1"):  # a changing page and a stable one
+            status, body, etag = get(path)
+            assert status == 200 and etag, path
+            assert ("content version" in body) == (path == "/p/0")
+            assert get(path, etag)[0] == 304, path
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

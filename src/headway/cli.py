@@ -111,6 +111,29 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--page-kb", type=int, default=0, help="pad pages with text to this size")
     sim.add_argument("--tls-cert", type=Path, default=None, help="serve HTTPS with this PEM")
     sim.add_argument("--tls-key", type=Path, default=None, help="private key of --tls-cert")
+    sim.add_argument(
+        "--features",
+        default="",
+        help="comma-separated host features, e.g. sitemaps,near-dups (sitemaps: robots.txt "
+        "names a sitemap index and the home page a feed; see headway.testing.graph.Feature)",
+    )
+    sim.add_argument(
+        "--validators",
+        action="store_true",
+        help="pages carry ETag and Last-Modified and answer 304 to conditional GETs",
+    )
+    sim.add_argument(
+        "--change-every",
+        type=int,
+        default=0,
+        help="with --validators: /p/i with i %% N == 0 change (0: no page changes)",
+    )
+    sim.add_argument(
+        "--change-period",
+        type=float,
+        default=0.0,
+        help="with --change-every: seconds between content versions of a changing page",
+    )
     bench = sub.add_parser(
         "bench",
         help="crawl the simulated web and print speed figures",
@@ -425,7 +448,13 @@ def _simweb(args: argparse.Namespace) -> int:
     spec = SimWebSpec(
         hosts=args.hosts,
         host_spec=HostSpec(
-            pages=args.pages, links_per_page=args.links, page_bytes=args.page_kb * 1024
+            pages=args.pages,
+            links_per_page=args.links,
+            page_bytes=args.page_kb * 1024,
+            features=_simweb_features(args.features),
+            validators=args.validators,
+            change_every=args.change_every,
+            change_period=args.change_period,
         ),
         seed=args.seed,
         suffix=args.suffix,
@@ -468,7 +497,22 @@ def _simweb_problem(args: argparse.Namespace) -> str:
         return f"--page-kb must be 0..65536; got {args.page_kb}"
     if not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)*", args.suffix):
         return f"--suffix must be a DNS name (letters, digits, '-', '.'); got {args.suffix!r}"
+    from headway.testing.graph import FEATURES
+
+    unknown = sorted(_simweb_features(args.features) - FEATURES)
+    if unknown:
+        return f"--features: unknown {', '.join(unknown)}; known: {', '.join(sorted(FEATURES))}"
+    if args.change_every < 0 or not 0 <= args.change_period <= 1e9:
+        return "--change-every must be >= 0 and --change-period 0..1e9 seconds"
+    if (args.change_every > 0) != (args.change_period > 0) or (
+        args.change_every > 0 and not args.validators
+    ):
+        return "--change-every and --change-period go together, with --validators"
     return ""
+
+
+def _simweb_features(text: str) -> frozenset[str]:
+    return frozenset(f.strip() for f in text.split(",") if f.strip())
 
 
 if __name__ == "__main__":  # pragma: no cover
