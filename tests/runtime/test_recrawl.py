@@ -108,3 +108,17 @@ def test_a_sitemap_hint_sets_the_first_interval() -> None:
     work = FetchedPage(lease(0, text), fetch_result(), previous=None, hint=hint)
     plan = r.plan(work, written(), NOW)
     assert plan is not None and plan.state.interval == 16.0  # "never": the maximum
+
+
+def test_a_document_its_handler_refused_is_not_revisited() -> None:
+    import dataclasses
+
+    from headway.parse.page import ParsedPage
+
+    refused = ParsedPage(
+        (), 0, False, False, None, None, "utf-8", None, 0, "sitemap", refused="xml-entities"
+    )
+    work = FetchedPage(lease(), fetch_result(), handler="sitemap", parsed=refused)
+    assert rc().plan(work, written(), NOW) is None
+    read = dataclasses.replace(work, parsed=dataclasses.replace(refused, refused=None))
+    assert rc().plan(read, written(), NOW) is not None

@@ -6,7 +6,8 @@ Contract (the policy itself is ``policy/revisit.py``):
 - Only with ``--recrawl``. A page that answered 200 or 304 is settled DONE with
   ``revisit_at`` = settle time + its interval and its ``RevisitState`` as the frontier's
   ``validators`` string, in the same transaction as the rest of its settlement; any
-  other answer settles as without recrawl (a 4xx, a redirect or a failure ends the URL).
+  other answer settles as without recrawl (a 4xx, a redirect or a failure ends the URL),
+  and so does a document its content handler refused (an XML bomb, over a size limit).
 - A revisit sends ``If-None-Match``/``If-Modified-Since`` from the stored state. A 304
   is unchanged (written as a server-not-modified revisit record by the store); a 200 is
   unchanged when its payload digest is the stored one, else changed.
@@ -95,6 +96,8 @@ class Recrawl:
         res = work.result
         if res.outcome not in REVISITED:
             return None
+        if work.parsed is not None and work.parsed.refused is not None:
+            return None  # a document its handler refused (a bomb, too large) ends here
         not_modified = res.outcome is Outcome.NOT_MODIFIED and work.previous is not None
         digest = rec.payload_digest if rec is not None and work.store_body else None
         state, change = after_fetch(
