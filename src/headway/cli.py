@@ -9,7 +9,6 @@ import asyncio
 import json
 import logging
 import os
-import re
 import signal
 import sys
 import time
@@ -199,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "status":
             return _status(args)
         if args.command == "simweb":
-            return _simweb(args)
+            from headway.testing.serve import simweb_command
+
+            return simweb_command(args)
         if args.command == "bench":
             return _bench(args)
         if args.command == "bench-crawl":
@@ -434,85 +435,6 @@ def _bench(args: argparse.Namespace) -> int:
     for line in report_lines(run_bench(cases)):
         print(line, flush=True)
     return 0
-
-
-def _simweb(args: argparse.Namespace) -> int:
-    from headway.testing.simweb import HostSpec, SimWebSpec, serve
-
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    problem = _simweb_problem(args)
-    if problem:
-        print(f"headway: error: {problem}", file=sys.stderr)
-        return 2
-    sfx, scheme = args.suffix, "https" if args.tls_cert else "http"
-    spec = SimWebSpec(
-        hosts=args.hosts,
-        host_spec=HostSpec(
-            pages=args.pages,
-            links_per_page=args.links,
-            page_bytes=args.page_kb * 1024,
-            features=_simweb_features(args.features),
-            validators=args.validators,
-            change_every=args.change_every,
-            change_period=args.change_period,
-        ),
-        seed=args.seed,
-        suffix=args.suffix,
-    )
-    print(
-        f"simulated web: {args.hosts} hosts site0.{sfx} .. site{args.hosts - 1}.{sfx} on "
-        f"127.0.0.1:{args.port}; crawl with --resolve '*.{sfx}=127.0.0.1' --allow-loopback "
-        f"and seeds like {scheme}://site0.{sfx}:{args.port}/",
-        flush=True,
-    )
-    ctx = None
-    t0 = time.monotonic()
-    try:
-        if args.tls_cert is not None:
-            from headway.testing.tls import server_context
-
-            ctx = server_context(args.tls_cert, args.tls_key or args.tls_cert)
-        asyncio.run(serve(spec, "127.0.0.1", args.port, ctx))
-    except KeyboardInterrupt:
-        print(f"stopped after {time.monotonic() - t0:.0f}s")
-    except OSError as exc:  # the port in use, a missing or bad certificate (SSLError)
-        tls = f" with --tls-cert {args.tls_cert}" if args.tls_cert is not None else ""
-        print(
-            f"headway: error: simweb cannot serve on 127.0.0.1:{args.port}{tls}: {exc}",
-            file=sys.stderr,
-        )
-        return 2
-    return 0
-
-
-def _simweb_problem(args: argparse.Namespace) -> str:
-    """What is wrong with ``headway simweb``'s arguments ('' when nothing is)."""
-    if not 1 <= args.hosts <= 100_000 or not 1 <= args.pages <= 1_000_000:
-        return "--hosts must be 1..100000 and --pages 1..1000000"
-    if not 1 <= args.links <= 10_000:
-        return f"--links must be 1..10000; got {args.links}"
-    if not 0 <= args.port <= 65_535:
-        return f"--port must be 0..65535; got {args.port}"
-    if not 0 <= args.page_kb <= 65_536:
-        return f"--page-kb must be 0..65536; got {args.page_kb}"
-    if not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)*", args.suffix):
-        return f"--suffix must be a DNS name (letters, digits, '-', '.'); got {args.suffix!r}"
-    from headway.testing.graph import FEATURES
-
-    unknown = sorted(_simweb_features(args.features) - FEATURES)
-    if unknown:
-        return f"--features: unknown {', '.join(unknown)}; known: {', '.join(sorted(FEATURES))}"
-    if args.change_every < 0 or not 0 <= args.change_period <= 1e9:
-        return "--change-every must be >= 0 and --change-period 0..1e9 seconds"
-    if (args.change_every > 0) != (args.change_period > 0) or (
-        args.change_every > 0 and not args.validators
-    ):
-        return "--change-every and --change-period go together, with --validators"
-    return ""
-
-
-def _simweb_features(text: str) -> frozenset[str]:
-    return frozenset(f.strip() for f in text.split(",") if f.strip())
 
 
 if __name__ == "__main__":  # pragma: no cover

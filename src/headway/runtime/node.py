@@ -35,16 +35,14 @@ from headway.policy.quality import QualityBook
 from headway.policy.robots import (
     product_token,
 )
-from headway.runtime.admission import Admission
-from headway.runtime.components import canon_options, retry_params
+from headway.runtime.components import canon_options
 from headway.runtime.factory import NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.metrics import Counters
 from headway.runtime.pipeline import Pipeline
 from headway.runtime.scheduler import RobotsJob
-from headway.runtime.seeding import shared_seeds
-from headway.runtime.settle import SettleRules
+from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
@@ -54,7 +52,7 @@ from headway.runtime.summary import (
 )
 from headway.runtime.work import FetchedPage, SkippedUrl
 from headway.settings import Settings
-from headway.urls.scope import OptOut, Scope, ScopeMode
+from headway.urls.scope import OptOut
 
 __all__ = ["CrawlSummary", "Node"]
 
@@ -111,28 +109,9 @@ class Node:
     def _use_seeds(self, seeds: list[str]) -> None:
         """Scope, admission and settle rules for the crawl's seeds."""
         self.seeds = seeds
-        sc = self.settings.scope
-        self.scope = Scope.for_seeds(
-            seeds,
-            mode=ScopeMode(sc.scope),
-            include=sc.include,
-            exclude=sc.exclude,
-            max_depth=sc.max_depth,
-            max_url_length=sc.max_url_length,
-            optout=self.optout,
-        )
-        self.admission = Admission(
-            self.scope,
-            trap_check=sc.trap_check,
-            recent_urls=sc.recent_urls,
-            current_year=time.gmtime().tm_year,
-            quality=self.quality if self.settings.frontier.priority == "quality" else None,
-        )
-        self._rules = SettleRules(
-            admission=self.admission,
-            canon=self.canon,
-            retry=retry_params(self.settings),
-            quota_status=self.settings.fetch.quota_status,
+        quality = self.quality if self.settings.frontier.priority == "quality" else None
+        self.scope, self.admission, self._rules = rules_for_seeds(
+            seeds, self.settings, optout=self.optout, canon=self.canon, quality=quality
         )
 
     async def _shared_seeds(self) -> None:

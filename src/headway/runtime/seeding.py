@@ -1,6 +1,7 @@
 """The seeds of a shared crawl: stored once, by the first ``headway crawl``; every node
 takes them from the store (they define the scope) and offers them to the frontier, whose
-seen set admits each once whoever runs it."""
+seen set admits each once whoever runs it; and the scope, admission and settle rules a
+crawl's seeds define (``rules_for_seeds``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from collections.abc import Sequence
 
 from headway.errors import ConfigError
 from headway.frontier.redis import RedisFrontier
+from headway.policy.quality import QualityBook
+from headway.runtime.admission import Admission
+from headway.runtime.components import retry_params
+from headway.runtime.settle import SettleRules
 from headway.runtime.worker import ThreadWorker
+from headway.settings import Settings
+from headway.urls.canonical import CanonOptions
+from headway.urls.scope import OptOut, Scope, ScopeMode
 
 log = logging.getLogger(__name__)
 
@@ -55,3 +63,39 @@ async def shared_seeds(
     if seeds and stored != mine:
         log.warning("crawl %s was seeded before: its own seeds are used, not these", crawl)
     return list(json.loads(stored))
+
+
+def rules_for_seeds(
+    seeds: Sequence[str],
+    settings: Settings,
+    *,
+    optout: OptOut | None,
+    canon: CanonOptions,
+    quality: QualityBook | None,
+) -> tuple[Scope, Admission, SettleRules]:
+    """The scope, admission and settle rules of a crawl with ``seeds`` (``quality``
+    None: depth-only priority)."""
+    sc = settings.scope
+    scope = Scope.for_seeds(
+        list(seeds),
+        mode=ScopeMode(sc.scope),
+        include=sc.include,
+        exclude=sc.exclude,
+        max_depth=sc.max_depth,
+        max_url_length=sc.max_url_length,
+        optout=optout,
+    )
+    admission = Admission(
+        scope,
+        trap_check=sc.trap_check,
+        recent_urls=sc.recent_urls,
+        current_year=time.gmtime().tm_year,
+        quality=quality,
+    )
+    rules = SettleRules(
+        admission=admission,
+        canon=canon,
+        retry=retry_params(settings),
+        quota_status=settings.fetch.quota_status,
+    )
+    return scope, admission, rules
