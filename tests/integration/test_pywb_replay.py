@@ -8,6 +8,7 @@ web served it. pywb lives in its own venv (``.venv-pywb``, made by scripts/test.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -15,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -64,6 +66,35 @@ def _wait_up(proc: subprocess.Popen[bytes], port: int, timeout: float = 60) -> N
     raise AssertionError("wayback did not start listening")
 
 
+@contextlib.contextmanager
+def _wayback(tmp_path: Path, out: Path) -> Iterator[int]:
+    """A pywb collection of the crawl in ``out`` (its WARC files and its index as
+    written), served on a free loopback port for the duration; yields the port."""
+    coll = tmp_path / "pywb" / "collections" / "headway"
+    (coll / "archive").mkdir(parents=True)
+    (coll / "indexes").mkdir()
+    for warc in (out / "warc").glob("*.warc.gz"):
+        shutil.copy(warc, coll / "archive" / warc.name)
+    shutil.copy(out / "index.cdxj", coll / "indexes" / "index.cdxj")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(WAYBACK), "--port", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path / "pywb",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_up(proc, port)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(15)
+
+
 @pytest.mark.skipif(not WAYBACK.exists(), reason=_missing_reason())
 def test_pywb_replays_every_page_from_headways_index(tmp_path: Path) -> None:
     spec = SimWebSpec(
@@ -81,22 +112,7 @@ def test_pywb_replays_every_page_from_headways_index(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr.decode()
 
-        coll = tmp_path / "pywb" / "collections" / "headway"
-        (coll / "archive").mkdir(parents=True)
-        (coll / "indexes").mkdir()
-        for warc in (out / "warc").glob("*.warc.gz"):
-            shutil.copy(warc, coll / "archive" / warc.name)
-        shutil.copy(out / "index.cdxj", coll / "indexes" / "index.cdxj")  # as written
-
-        port = _free_port()
-        proc = subprocess.Popen(
-            [str(WAYBACK), "--port", str(port), "--bind", "127.0.0.1"],
-            cwd=tmp_path / "pywb",
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            _wait_up(proc, port)
+        with _wayback(tmp_path, out) as port:
             pages = revisits = 0
             for line in (out / "index.cdxj").read_text().splitlines():
                 _key, stamp, body = line.split(" ", 2)
@@ -114,13 +130,6 @@ def test_pywb_replays_every_page_from_headways_index(tmp_path: Path) -> None:
                 revisits += fields["mime"] == "warc/revisit"
             assert pages >= 10
             assert revisits >= 1, "a revisit record was replayed too"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(15)
 
 
 @pytest.mark.skipif(not WAYBACK.exists(), reason=_missing_reason())
@@ -140,22 +149,7 @@ def test_pywb_replays_a_recrawl_with_server_not_modified_revisits(tmp_path: Path
         done = subprocess.run(argv, capture_output=True, timeout=120)
         assert done.returncode == 0, done.stderr.decode()
 
-        coll = tmp_path / "pywb" / "collections" / "headway"
-        (coll / "archive").mkdir(parents=True)
-        (coll / "indexes").mkdir()
-        for warc in (out / "warc").glob("*.warc.gz"):
-            shutil.copy(warc, coll / "archive" / warc.name)
-        shutil.copy(out / "index.cdxj", coll / "indexes" / "index.cdxj")
-
-        port = _free_port()
-        proc = subprocess.Popen(
-            [str(WAYBACK), "--port", str(port), "--bind", "127.0.0.1"],
-            cwd=tmp_path / "pywb",
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            _wait_up(proc, port)
+        with _wayback(tmp_path, out) as port:
             seen = {"200": 0, "304": 0}
             for line in (out / "index.cdxj").read_text().splitlines():
                 _key, stamp, body = line.split(" ", 2)
@@ -174,10 +168,3 @@ def test_pywb_replays_a_recrawl_with_server_not_modified_revisits(tmp_path: Path
                     assert replayed == live, f"{url}: replayed bytes differ from what was served"
                 seen[fields["status"]] += 1
             assert seen["200"] >= 4 and seen["304"] >= 4, seen
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(15)
