@@ -378,7 +378,9 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
     from headway.runtime.progress import Progress
 
     progress = Progress(enabled=not settings.output.quiet)
-    node = Node(settings, seeds, optout=optout, on_stats=progress.update)
+    every = progress.interval  # the monitor builds readings only for a display
+    on_stats = progress.update if every is not None else None
+    node = Node(settings, seeds, optout=optout, on_stats=on_stats, stats_interval=every)
     loop = asyncio.get_running_loop()
     interrupts = 0
 

@@ -313,18 +313,15 @@ def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
         sys.stdout.write(json.dumps({"event": "started"}) + "\n")
         sys.stdout.flush()
 
-    reported = [time.monotonic()]
-
     def progress(stats: NodeStats) -> None:
-        # once a second: the bench samples the tree's CPU against the pages so far
-        now = time.monotonic()
-        if now - reported[0] >= 1.0 and not node.scheduler.stopping:
-            reported[0] = now
+        # about once a second (stats_interval): the bench samples the tree's CPU
+        # against the pages so far
+        if not node.scheduler.stopping:
             line = {"event": "progress", "pages": stats.fetch.fetches}
             sys.stdout.write(json.dumps(line) + "\n")
             sys.stdout.flush()
 
-    node = Node(settings, seeds, on_started=started, on_stats=progress)
+    node = Node(settings, seeds, on_started=started, on_stats=progress, stats_interval=1.0)
     s = uvloop.run(node.run())
     stats = dataclasses.replace(node.statistics(), frontier=s.frontier)
     return {

@@ -1,21 +1,25 @@
 """Where a node's statistics leave the process: ``metrics.jsonl`` and Prometheus text.
 
 The node combines its components' ``statistics()`` into a ``NodeStats`` (``stats.py``)
-about four times a second. ``MetricsFile`` appends its JSON to ``metrics.jsonl`` every
-``metrics_interval`` seconds; ``StatsCollector`` turns the latest value into Prometheus
-metric families on each scrape of ``--metrics-port``. The metric names are documented in
+when a reader needs one (``monitor.py``). ``MetricsFile`` appends its JSON to
+``metrics.jsonl`` every ``metrics_interval`` seconds; on each scrape of ``--metrics-port``
+``StatsCollector`` has the node build a reading on its event loop (the latest one when
+the loop does not answer within ``SCRAPE_WAIT`` seconds) and turns it into Prometheus
+metric families. The metric names are documented in
 ``docs/metrics.md``; per-host series are limited to the ``TOP_HOSTS`` most throttled
 hosts so a crawl of millions of hosts keeps a bounded number of series.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,8 @@ from headway.runtime.stats import FetchStats, NodeStats
 log = logging.getLogger(__name__)
 
 TOP_HOSTS = 20
+#: Seconds a scrape waits for the node's event loop to build a reading.
+SCRAPE_WAIT = 2.0
 
 
 @dataclass(slots=True)
@@ -88,19 +94,48 @@ def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
 
 
 class StatsCollector(Collector):
-    """Turns the latest ``NodeStats`` into Prometheus metric families on each scrape."""
+    """Turns a ``NodeStats`` into Prometheus metric families on each scrape: one built
+    for the scrape by the source given to ``read_from``, else the latest ``update``."""
 
     def __init__(self) -> None:
         self._stats: NodeStats | None = None
         self._lock = threading.Lock()
+        self._source: tuple[asyncio.AbstractEventLoop, Callable[[], NodeStats]] | None = None
 
     def update(self, stats: NodeStats) -> None:
         with self._lock:
             self._stats = stats
 
-    def collect(self) -> Iterator[Any]:
+    def read_from(self, loop: asyncio.AbstractEventLoop, build: Callable[[], NodeStats]) -> None:
+        """Each scrape calls ``build`` on ``loop`` (it reads event-loop state)."""
         with self._lock:
-            stats = self._stats
+            self._source = (loop, build)
+
+    def _fresh(self) -> NodeStats | None:
+        with self._lock:
+            source, stats = self._source, self._stats
+        if source is None:
+            return stats
+        loop, build = source
+        done: concurrent.futures.Future[NodeStats] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                done.set_result(build())
+            except Exception as exc:  # reported to the scrape as the latest reading
+                done.set_exception(exc)
+
+        try:
+            loop.call_soon_threadsafe(run)
+            fresh = done.result(timeout=SCRAPE_WAIT)
+        except Exception as exc:  # the loop is closed or busy past the wait
+            log.debug("scrape: no fresh reading (%s); the latest one is served", exc)
+            return stats
+        self.update(fresh)
+        return fresh
+
+    def collect(self) -> Iterator[Any]:
+        stats = self._fresh()
         if stats is None:
             return
         f = stats.fetch
@@ -236,6 +271,10 @@ class PrometheusExporter:
 
     def update(self, stats: NodeStats) -> None:
         self.collector.update(stats)
+
+    def read_from(self, loop: asyncio.AbstractEventLoop, build: Callable[[], NodeStats]) -> None:
+        """Each scrape builds a reading with ``build`` on ``loop``."""
+        self.collector.read_from(loop, build)
 
     def close(self) -> None:
         if self._server is not None:

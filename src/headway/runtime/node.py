@@ -40,13 +40,13 @@ from headway.runtime.factory import NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.metrics import Counters
+from headway.runtime.monitor import Monitor
 from headway.runtime.pipeline import Pipeline
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
-    current_rss_mib,
     peak_rss_mib,
     process_cpu_seconds,
 )
@@ -82,12 +82,14 @@ class Node:
         on_stats: Callable[[NodeStats], None] | None = None,
         clock: Callable[[], float] = time.time,
         on_started: Callable[[], None] | None = None,
+        stats_interval: float | None = 0.25,
     ) -> None:
         self.clock = clock  # wall-clock seconds for politeness, leases and settling
         self.settings = settings
         self.seeds = list(seeds)
         self.optout = optout
-        self.on_stats = on_stats  # called with every statistics reading
+        self.on_stats = on_stats  # called with a statistics reading every stats_interval s
+        self._stats_interval = stats_interval
         self.on_started = on_started  # called once start-up is over, before the first fetch
         self.canon = canon_options(settings)
         self.quality = QualityBook()
@@ -102,7 +104,7 @@ class Node:
         self._started = time.monotonic()
         self._counts: FrontierCounts | None = None
         self._paused_for_quota = False
-        self.last_stats: NodeStats | None = None
+        self._monitoring = False  # the stages are built: statistics can be read
         self._fetcher: Fetcher | None = None  # while the pipeline runs
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
 
@@ -188,6 +190,10 @@ class Node:
             clock=self.clock,
             recrawl=parts.recrawl,
         )
+        self._monitoring = True
+        if self.exporter is not None:
+            # each scrape builds its own reading, on the event loop
+            self.exporter.read_from(asyncio.get_running_loop(), self.statistics)
         try:
             released = await self.fw.call(self.frontier.release_own_leases)
             await self._shared_seeds()
@@ -265,7 +271,8 @@ class Node:
             helpers = list(parsing)
             helpers.append(tg.create_task(self.pipeline.store_loop()))
             helpers.append(tg.create_task(self.pipeline.settle_loop()))
-            helpers.append(tg.create_task(self._monitor()))
+            self.monitor = Monitor(self, self._stats_interval)
+            helpers.append(tg.create_task(self.monitor.run()))
             helpers.append(
                 tg.create_task(
                     self.leases.keep_alive(
@@ -402,67 +409,36 @@ class Node:
     def _quality_gap(self, host: str) -> float:
         return quality_gap(self.quality.quality(host), self.settings.frontier.quality_gap)
 
-    async def _monitor(self) -> None:
-        s = self.settings
-        last_metrics = 0.0
-        last_memory_check = 0.0
-        last_sweep = time.monotonic()
-        lease_seconds = lease_seconds_of(s)
-        resume_file = self.paths.root / "resume"
-        restarts = 0
-        while True:
-            await asyncio.sleep(0.25)
-            self._counts = await self.fw.call(self.frontier.counts)
-            stats = self.statistics()
-            self.last_stats = stats
-            if self.on_stats is not None:
-                self.on_stats(stats)
-            if self.exporter is not None:
-                self.exporter.update(stats)
-            mono = time.monotonic()
-            if self._shared is not None and self._shared.server_restarts != restarts:
-                # the store may have lost its last second of admissions: offer links
-                # and seeds to it again instead of skipping them as recently admitted
-                restarts = self._shared.server_restarts
-                self.admission.forget_recent()
-                entries = self.admission.admit(self.seeds, 0, None)
-                await self.fw.call(self.frontier.add, entries, self.clock())
-                log.warning("the store restarted: recently admitted links are offered again")
-            if self._shared is not None:
-                self._shared.publish(stats.to_json())
-            if mono - last_metrics >= s.runtime.metrics_interval:
-                last_metrics = mono
-                self.metrics_file.write(stats)
-            if self._paused_for_quota and resume_file.exists():
-                resume_file.unlink(missing_ok=True)
-                self.resume_quota()
-            if mono - last_sweep >= lease_seconds / 4:
-                # leases of a node that died (here: an earlier run cut short without its
-                # own start-up recovery) come back once they expire
-                last_sweep = mono
-                reclaimed = await self.fw.call(self.frontier.reclaim_expired, time.time())
-                if reclaimed:
-                    log.info("%d expired leases returned to the queue", reclaimed)
-                    self.scheduler.wake()
-            if s.frontier.memory_target_mib and mono - last_memory_check >= 1.0:
-                last_memory_check = mono
-                self.admission.adjust_for_memory(
-                    current_rss_mib() > s.frontier.memory_target_mib, s.scope.max_depth
-                )
-            self._check_end(mono)
+    @property
+    def paused_for_quota(self) -> bool:
+        return self._paused_for_quota
 
-    def _check_end(self, mono: float) -> None:
+    @property
+    def shared_store(self) -> RedisFrontier | None:
+        """The shared store of a shared crawl (None: the embedded frontier)."""
+        return self._shared
+
+    def use_counts(self, counts: FrontierCounts) -> None:
+        """The frontier's counts as just read (the monitor reads them)."""
+        self._counts = counts
+
+    def idle(self) -> bool:
+        """Nothing in the pipeline, no robots.txt fetch, no lease waiting for its host."""
+        return (
+            self.pipeline.in_flight == 0
+            and self._robots_in_flight == 0
+            and self.scheduler.held() == 0
+        )
+
+    def check_end(self, mono: float) -> None:
+        """Stop when a limit is reached, or when the node is idle and the last counts
+        show nothing queued or leased (finished)."""
         s = self.settings.crawl
         if s.max_duration and mono - self._started >= s.max_duration:
             self.request_stop("max-duration")
         elif s.max_bytes and self.counters.bytes >= s.max_bytes:
             self.request_stop("max-bytes")
-        idle = (
-            self.pipeline.in_flight == 0
-            and self._robots_in_flight == 0
-            and self.scheduler.held() == 0
-        )
-        if not idle or self._counts is None:
+        if not self.idle() or self._counts is None:
             return
         if self._page_jobs >= self._page_budget:
             self.request_stop("max-pages")
@@ -470,6 +446,12 @@ class Node:
             self.request_stop("finished")
 
     # -- statistics --------------------------------------------------------------------
+    @property
+    def last_stats(self) -> NodeStats | None:
+        """A statistics reading built now (None before the stages run); the frontier's
+        counts in it are the monitor's last read, at most about a second old."""
+        return self.statistics() if self._monitoring else None
+
     def statistics(self) -> NodeStats:
         """The node's statistics now: each component's own ``statistics()`` value, the
         frontier's counts as last read (docs/metrics.md)."""

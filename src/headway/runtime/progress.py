@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Seconds between two updates of the live line on a terminal.
+LIVE_EVERY = 0.25
+#: Seconds between two log lines of progress when the console is not a terminal.
+LOG_EVERY = 10.0
+
 
 def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
@@ -112,6 +117,13 @@ class Progress:
         self._last_log = 0.0
         self.shown = Text("")  # what the live display shows
 
+    @property
+    def interval(self) -> float | None:
+        """Seconds between the readings this display needs (None: it needs none)."""
+        if not self.enabled:
+            return None
+        return LIVE_EVERY if self._tty else LOG_EVERY
+
     def start(self) -> None:
         if self.enabled and self._tty:
             self._live = Live(
@@ -140,7 +152,7 @@ class Progress:
                 lines.append(fit_fields(row, width, sep=" "))
             self.shown = Text("\n".join(lines), no_wrap=True, overflow="ellipsis")
             self._live.update(self.shown)
-        elif time.monotonic() - self._last_log >= 10:
+        elif time.monotonic() - self._last_log >= LOG_EVERY:
             self._last_log = time.monotonic()
             log.info("%s", progress_text(stats))
 
