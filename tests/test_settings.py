@@ -40,6 +40,8 @@ def test_user_agent_with_contact_is_accepted(ua: str) -> None:
     [
         ("delay", -1, "politeness.delay: must be within [0, 3600]"),
         ("delay", "soon", "politeness.delay: expected a number"),
+        ("max_pages", -1, "crawl.max_pages: must be >= 0; got -1"),
+        ("max_pages", "many", "crawl.max_pages: expected an integer >= 0, got"),
         ("max_per_host", 0, "politeness.max_per_host: must be within [1, 64]"),
         ("scope", "everything", "scope.scope: must be one of seed-domains, seed-hosts, open"),
         ("allow_loopback", "maybe", "fetch.allow_loopback: expected true or false"),

@@ -10,6 +10,8 @@ from headway.frontier.store import FrontierLimits, UrlEntry
 from headway.urls.fingerprint import fingerprint
 
 LIMITS = FrontierLimits(bloom_capacity=10_000, bloom_error=0.01)
+#: Enough fingerprints for the bitmap to be worth saving at LIMITS' sizing (12 KB).
+FILL = [f"http://h.example/fill{i}" for i in range(200)]
 
 
 def _entries(urls: list[str]) -> list[UrlEntry]:
@@ -41,11 +43,12 @@ def test_stale_or_foreign_bitmap_is_ignored(tmp_path: Path) -> None:
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
     f = SqliteFrontier(db, LIMITS, node_id="n")
-    f.add(_entries(["http://h.example/a"]), 0.0)
+    f.add(_entries(["http://h.example/a", *FILL]), 0.0)
     f.close()
     # a bitmap whose count does not match the table (written before more URLs were added)
     header, _, bits = saved.read_bytes().partition(b"\n")
-    saved.write_bytes(header.replace(b" 1 1 ", b" 1 0 ", 1) + b"\n" + bytes(len(bits)))
+    assert header.startswith(b"headway-bloom 1 201 ")
+    saved.write_bytes(header.replace(b" 1 201 ", b" 1 200 ", 1) + b"\n" + bytes(len(bits)))
     f = SqliteFrontier(db, LIMITS, node_id="n")
     assert fingerprint("http://h.example/a") in f._bloom  # rebuilt from the table
     f.close()
@@ -59,11 +62,24 @@ def test_truncated_bitmap_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
     f = SqliteFrontier(db, LIMITS, node_id="n")
-    f.add(_entries(["http://h.example/a"]), 0.0)
+    f.add(_entries(["http://h.example/a", *FILL]), 0.0)
     f.close()
     saved.write_bytes(saved.read_bytes()[:-10])  # cut short, as by a full disk
     f = SqliteFrontier(db, LIMITS, node_id="n")
     assert not saved.exists()
     assert fingerprint("http://h.example/a") in f._bloom  # rebuilt, not half-loaded
     assert f.add(_entries(["http://h.example/b"]), 1.0).added == 1
+    f.close()
+
+
+def test_a_small_seen_set_is_not_saved_but_rebuilt(tmp_path: Path) -> None:
+    db = tmp_path / "f.sqlite3"
+    saved = tmp_path / "f.sqlite3.bloom"
+    f = SqliteFrontier(db, LIMITS, node_id="n")
+    f.add(_entries(["http://h.example/a", "http://h.example/b"]), 0.0)
+    f.close()
+    assert not saved.exists()  # 2 fingerprints: the rebuild is cheaper than 12 KB of bitmap
+    f = SqliteFrontier(db, LIMITS, node_id="n")
+    assert fingerprint("http://h.example/b") in f._bloom
+    assert f.add(_entries(["http://h.example/a"]), 1.0).duplicates == 1
     f.close()

@@ -74,7 +74,7 @@ def coerce(key: Key, value: Any) -> Any:
     if numeric and (
         (key.min is not None and out < key.min) or (key.max is not None and out > key.max)
     ):
-        raise ConfigError(where, f"must be within {_range(key)}; got {out!r}")
+        raise ConfigError(where, f"must be {_range(key)}; got {out!r}")
     return out
 
 
@@ -91,14 +91,17 @@ def _describe(key: Key) -> str:
     }
     desc = kinds[key.kind]
     if key.min is not None or key.max is not None:
-        desc += f" within {_range(key)}"
+        desc += f" {_range(key)}"
     return desc
 
 
 def _range(key: Key) -> str:
-    lo = "-inf" if key.min is None else f"{key.min:g}"
-    hi = "inf" if key.max is None else f"{key.max:g}"
-    return f"[{lo}, {hi}]"
+    """The accepted range in words: "within [0, 3600]", ">= 1", "<= 10"."""
+    if key.max is None:
+        return f">= {key.min:g}"
+    if key.min is None:
+        return f"<= {key.max:g}"
+    return f"within [{key.min:g}, {key.max:g}]"
 
 
 #: A settings file is a few kilobytes; anything past this is refused unread.
