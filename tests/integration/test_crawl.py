@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import Counter
 from pathlib import Path
 
@@ -188,8 +189,11 @@ async def test_robots_unavailable_means_wait_not_fetch(tmp_path: Path) -> None:
         assert summary.frontier.queued >= 1  # the host's seed waits, it is not dropped
 
 
-async def test_robots_unreachable_for_good_gives_up_on_the_host(tmp_path: Path) -> None:
+async def test_robots_unreachable_for_good_gives_up_on_the_host(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     spec = _robots_503_spec()
+    caplog.set_level(logging.WARNING, logger="headway.runtime.fetchjobs")
     async with SimWeb(spec) as web:
         summary = await Node(
             crawl_settings(
@@ -205,3 +209,7 @@ async def test_robots_unreachable_for_good_gives_up_on_the_host(tmp_path: Path) 
         assert summary.frontier.failed >= 1 and summary.frontier.queued == 0
     notes = [e["note"] for e in read_crawl_log(tmp_path / "c") if web.hosts[1] in e["url"]]
     assert "robots-unreachable" in notes
+    # the user is told, once when the host first fails and once when it is given up
+    warned = [r.getMessage() for r in caplog.records if "robots.txt of" in r.getMessage()]
+    assert len(warned) == 2 and all(web.hosts[1] in w and "HTTP 503" in w for w in warned)
+    assert "its URLs wait" in warned[0] and "its URLs fail" in warned[1]

@@ -29,7 +29,7 @@ from headway.parse.handlers import HEAD_BYTES, HandlerRegistry
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.revisit import RevisitState, SitemapHint
-from headway.policy.robots import RobotsRules, blocked_rules, robots_from_response
+from headway.policy.robots import RobotsKind, RobotsRules, blocked_rules, robots_from_response
 from headway.runtime.metrics import Counters
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
@@ -39,6 +39,10 @@ from headway.settings import Settings
 from headway.urls.canonical import CanonOptions, canonicalize, host_key
 
 log = logging.getLogger(__name__)
+
+#: Hosts named in a warning when their robots.txt is unreachable; later ones only in the
+#: crawl log (a seed list of thousands of dead hosts must not flood the terminal).
+UNREACHABLE_WARNINGS = 10
 
 #: Admits documents (sitemaps): (urls, depth, via, parent fingerprint) -> entries.
 AdmitDocuments = Callable[[Sequence[str], int, str, int | None], list[UrlEntry]]
@@ -67,6 +71,7 @@ class RobotsFetch:
         self._canon = canon
         self._admit_documents = admit_documents
         self._to_store = to_store
+        self._unreachable_warned = 0
 
     async def run(self, job: RobotsJob) -> None:
         """Fetch a host's robots.txt, following redirects one hop at a time: each hop
@@ -119,11 +124,43 @@ class RobotsFetch:
             res.duration,
             body=res.body if res.status is not None else None,
         )
+        if rules.kind is RobotsKind.DISALLOW_ALL:
+            self._warn_unreachable(job.host, res, rules, now)
         if recorded:
             return
         note = f"robots.txt {rules.kind.value}"
         sitemaps = tuple(self._sitemaps(job, rules))
         await self._to_store(RobotsAnswer(url, res, note, sitemaps))
+
+    def _warn_unreachable(
+        self, host: str, res: FetchResult, rules: RobotsRules, now: float
+    ) -> None:
+        """A warning for a host whose robots.txt could not be read (no answer or a 5xx):
+        its URLs wait, or fail once ``robots_give_up`` tries failed. Without it a crawl
+        whose hosts all fail (no DNS, no network) would sit idle showing "errors 0"."""
+        give_up = self._settings.politeness.robots_give_up
+        final = rules.failures >= give_up
+        if rules.failures > 1 and not final:
+            return  # named at its first failure; retries only in the crawl log
+        if self._unreachable_warned > UNREACHABLE_WARNINGS:
+            return
+        self._unreachable_warned += 1
+        if self._unreachable_warned > UNREACHABLE_WARNINGS:
+            log.warning(
+                "robots.txt unreachable on more hosts: not named from here on "
+                "(the crawl log has a line for each robots.txt request)"
+            )
+            return
+        why = f"HTTP {res.status}" if res.status is not None else str(res.error or res.outcome)
+        if final:
+            then = f"tried {rules.failures} times, its URLs fail as robots-unreachable"
+        else:
+            then = (
+                f"its URLs wait, retried up to {give_up - 1} times from "
+                f"{max(0.0, rules.expires_at - now):.0f} s on (--robots-retry-base, "
+                "--robots-give-up)"
+            )
+        log.warning("robots.txt of %s unreachable (%s): %s", host, why, then)
 
     def _sitemaps(self, job: RobotsJob, rules: RobotsRules) -> list[UrlEntry]:
         """Sitemaps a host's robots.txt lists (and its /sitemap.xml when
