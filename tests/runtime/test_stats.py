@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,7 @@ import pytest
 
 from headway.runtime.crawldir import MARKER
 from headway.runtime.stats import NodeStats, RecrawlStats, from_json
-from headway.runtime.status import decode_record, read_status, record_note
+from headway.runtime.status import _running, decode_record, read_status, record_note
 from tests.test_docs import _sample_stats
 
 
@@ -100,3 +103,24 @@ def test_status_of_a_recrawl_shows_its_revisit_counts(tmp_path: Path) -> None:
     metrics.write_text(json.dumps(NodeStats(time=3.0).to_json()) + "\n")
     last = read_status(tmp_path)["last_metrics"]
     assert isinstance(last, dict) and "recrawl" not in last, "a run without recrawl"
+
+
+def test_status_says_whether_a_node_holds_the_directory(tmp_path: Path) -> None:
+    (tmp_path / MARKER).write_text(json.dumps({"format": 2, "node_id": "n1"}))
+    assert read_status(tmp_path)["running"] == "no"  # no lock file yet
+    with open(tmp_path / "lock", "a+") as held:
+        assert read_status(tmp_path)["running"] == "no"  # a lock file nobody holds
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert read_status(tmp_path)["running"] == f"yes (pid {os.getpid()})"
+        fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+    assert read_status(tmp_path)["running"] == "no"
+    assert _running(tmp_path / "lock", tmp_path / "no-such-table") == "unknown"
+
+
+def test_status_shows_the_age_of_the_last_metrics_record(tmp_path: Path) -> None:
+    (tmp_path / MARKER).write_text(json.dumps({"format": 2, "node_id": "n1"}))
+    written = time.time() - 30.0
+    (tmp_path / "metrics.jsonl").write_text(json.dumps(NodeStats(time=written).to_json()) + "\n")
+    last = read_status(tmp_path)["last_metrics"]
+    assert isinstance(last, dict)
+    assert isinstance(last["age_seconds"], float) and 29.0 <= last["age_seconds"] <= 60.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
         "directory": str(root),
         "format": info.get("format"),
         "node_id": info.get("node_id"),
+        "running": _running(root / "lock"),
     }
     backend = backend_for(store)
     settings = Settings(distributed=DistributedSettings(crawl_id=crawl_id))
@@ -49,6 +51,9 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
         st = decoded.stats
         last_metrics: dict[str, object] = {
             "time": st.time,
+            # a record is written every --metrics-interval: at a crawl's start the last one
+            # is the start-up reading, which its age makes plain
+            "age_seconds": round(max(0.0, time.time() - st.time), 1),
             "fetches": st.fetch.fetches,
             "pages_per_second": round(st.fetch.pages_per_second, 2),
             "errors": st.fetch.errors,
@@ -66,6 +71,27 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
         if decoded.missing:
             out["last_metrics_note"] = record_note(decoded)
     return out
+
+
+def _running(lock: Path, proc_locks: Path = Path("/proc/locks")) -> str:
+    """Whether a node holds the crawl directory's lock: "yes (pid N)", "no", or "unknown"
+    where the kernel's lock table cannot be read. Read from the table, not by taking the
+    lock, so that a node starting at that moment is never refused because of a status."""
+    try:
+        st = lock.stat()
+    except OSError:
+        return "no"
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        table = proc_locks.read_text()
+    except OSError:
+        return "unknown"
+    for line in table.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4242 08:01:123456 0 EOF" (blocked waiters: "-> ...")
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key:
+            return f"yes (pid {fields[4]})"
+    return "no"
 
 
 def decode_record(text: str | None) -> Decoded:
