@@ -62,6 +62,10 @@ def _kill_after(argv: list[str], web_log: list[object], pages: int, timeout: flo
         time.sleep(0.005)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
+    # stderr ends once the node's helper processes (forkserver, parsers, resource tracker)
+    # are gone too; none of them prints over the terminal after the kill
+    _, err = proc.communicate(timeout=20)
+    assert b"leaked" not in err and b"Traceback" not in err, err.decode()
 
 
 def test_kill_minus_9_then_restart_completes_the_same_crawl(tmp_path: Path) -> None:

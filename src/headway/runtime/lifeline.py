@@ -23,6 +23,19 @@ log = logging.getLogger(__name__)
 
 _PR_SET_PDEATHSIG = 1
 _POLL_SECONDS = 0.5
+#: A warnings filter for multiprocessing's resource tracker: after ``kill -9`` of the node
+#: it finds the parser pool's queue semaphores unreleased, releases them (that is its
+#: job) and would print "There appear to be N leaked semaphore objects" over the
+#: terminal. A killed node is an event the crawl is built to survive, not a defect.
+TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def quiet_resource_tracker() -> None:
+    """Pass ``TRACKER_QUIET`` to the resource tracker and forkserver processes, which
+    multiprocessing starts with this interpreter's ``-W`` options: call it before the
+    first forkserver pool. Other warnings of those processes are still shown."""
+    if TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(TRACKER_QUIET)
 
 
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:

@@ -22,7 +22,7 @@ from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.parse.handlers import run_task
 from headway.parse.page import ParsedPage, ParseTask
-from headway.runtime.lifeline import die_with
+from headway.runtime.lifeline import die_with, quiet_resource_tracker
 from headway.runtime.stage import StageStats
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,7 @@ class ParsePool:
         self.batch = batch  # most pages per call
         self.timeout = timeout  # a call that takes longer is abandoned
         self.timeouts = 0
+        quiet_resource_tracker()  # before the first pool starts the tracker
         self._ctx = multiprocessing.get_context("forkserver")
         self._pool = self._new_pool()
         self._gate = asyncio.Semaphore(capacity)
