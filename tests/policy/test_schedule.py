@@ -41,9 +41,12 @@ def allow_all(now: float = T0) -> RobotsRules:
     return RobotsRules(RobotsKind.ALLOW_ALL, now, now + 86400)
 
 
-def core(gap: float = 1.0, **kw: object) -> ScheduleCore:
+def core(gap: float = 1.0, ahead: int = 1, **kw: object) -> ScheduleCore:
     params = ScheduleParams(
-        limits=HostLimitParams(min_gap=gap, ceiling=1), crawl_delay_max=30, user_agent=UA
+        limits=HostLimitParams(min_gap=gap, ceiling=1),
+        crawl_delay_max=30,
+        user_agent=UA,
+        lease_ahead=ahead,
     )
     return ScheduleCore(params, **kw)  # type: ignore[arg-type]
 
@@ -232,13 +235,15 @@ def test_forgotten_limiters_hand_back_their_waits() -> None:
 @given(
     steps=st.lists(st.tuples(st.floats(0.0, 3.0), st.integers(1, 4)), min_size=5, max_size=60),
     gap=st.floats(0.1, 2.0),
+    ahead=st.sampled_from([1, 4]),
 )
 def test_property_never_early_never_two_in_flight(
-    steps: list[tuple[float, int]], gap: float
+    steps: list[tuple[float, int]], gap: float, ahead: int
 ) -> None:
     """Whatever the timing and the number of waiting slots, a host gets a fetch only one
-    gap after its previous start, and never while one is in flight (ceiling 1)."""
-    c = core(gap=gap)
+    gap after its previous start, and never while one is in flight (ceiling 1), also
+    when it is leased several URLs at once."""
+    c = core(gap=gap, ahead=ahead)
     hosts = ["a.test", "b.test"]
     known(c, *hosts)
     now = T0
@@ -254,7 +259,7 @@ def test_property_never_early_never_two_in_flight(
         for _ in range(6):
             d: Decision = c.decide(now, waiting)
             if isinstance(d, LeaseFor):
-                c.offer_leases(d.wants, [lease(h) for h, _ in d.wants], now)
+                c.offer_leases(d.wants, [lease(h) for h, n in d.wants for _ in range(n)], now)
             elif isinstance(d, Refill):
                 c.offer_hosts([(h, now) for h in hosts if h not in d.exclude], None, {}, now)
             elif isinstance(d, FetchPage):
@@ -265,3 +270,75 @@ def test_property_never_early_never_two_in_flight(
                 in_flight.add(h)
             elif isinstance(d, Wait):
                 break
+
+
+def test_a_host_is_leased_the_urls_its_gap_allows_within_the_horizon() -> None:
+    """One frontier call leases a host the fetches of its next few seconds; they are
+    fetched one gap apart, in the frontier's order, without another lease call."""
+    c = core(gap=1.0, ahead=4)
+    known(c, "a.test")
+    offer(c, ["a.test"])
+    d = c.decide(T0, 1)
+    assert d == LeaseFor((("a.test", 4),))  # 4 s horizon / 1 s gap
+    urls = [lease("a.test", f"/{i}") for i in range(4)]
+    c.offer_leases(d.wants, urls, T0)
+    assert c.held() == 4
+    fetched = []
+    now = T0
+    for i in range(4):
+        job = quiet(c, now)
+        assert job == FetchPage(urls[i], False), (i, job)
+        fetched.append(now)
+        assert isinstance(quiet(c, now + 0.5), Wait)  # not before the gap
+        c.on_fetch_done("a.test", now + 0.1, Outcome.OK, latency=0.1, retry_after=None)
+        now += 1.0
+    assert c.held() == 0
+    assert fetched == [T0, T0 + 1.0, T0 + 2.0, T0 + 3.0]
+    assert isinstance(quiet(c, now), LeaseFor)  # the next URLs, in one call again
+
+
+def test_lease_count_follows_the_gap_the_ceiling_and_the_budget() -> None:
+    slow = core(gap=10.0, ahead=4)  # a long gap: one URL at a time
+    known(slow, "a.test")
+    offer(slow, ["a.test"])
+    assert slow.decide(T0, 1) == LeaseFor((("a.test", 1),))
+    fast = core(gap=0.0, ahead=4)
+    known(fast, "a.test")
+    offer(fast, ["a.test"])
+    assert fast.decide(T0, 1) == LeaseFor((("a.test", 4),))
+    budget = core(gap=1.0, ahead=4, page_budget=2)  # never more than the pages left
+    known(budget, "a.test")
+    offer(budget, ["a.test"])
+    assert budget.decide(T0, 1) == LeaseFor((("a.test", 2),))
+
+
+def test_every_held_url_is_settled_when_the_host_cannot_be_fetched() -> None:
+    """robots.txt unreachable: all the host's held URLs go back to wait; opted out:
+    all of them fail; none stays held."""
+    c = core(gap=1.0, ahead=4)
+    down = RobotsRules(RobotsKind.DISALLOW_ALL, T0, T0 + 60, failures=1)
+    c.robots.put("a.test", down)
+    offer(c, ["a.test"])
+    urls = [lease("a.test", f"/{i}") for i in range(3)]
+    c.offer_leases([("a.test", 3)], urls, T0)
+    skips = [c.decide(T0, 1) for _ in range(3)]
+    assert skips == [Skip(u, "robots-unavailable", T0 + 60) for u in urls]
+    assert c.held() == 0
+    out = core(gap=1.0, ahead=4, optout=OptOut(["b.test"]))
+    known(out, "b.test")
+    offer(out, ["b.test"])
+    more = [lease("b.test", f"/{i}") for i in range(2)]
+    out.offer_leases([("b.test", 2)], more, T0)
+    got = [out.decide(T0, 1) for _ in range(3)]
+    assert got == [*(Skip(u, "opted-out", None) for u in more), DropHost("b.test", "opted-out")]
+    assert out.held() == 0
+
+
+def test_more_urls_than_asked_for_go_back_untried() -> None:
+    c = core(gap=1.0, ahead=4)
+    known(c, "a.test")
+    offer(c, ["a.test"])
+    urls = [lease("a.test", f"/{i}") for i in range(3)]
+    c.offer_leases([("a.test", 2)], urls, T0)
+    assert c.held() == 2
+    assert c.decide(T0, 1) == Skip(urls[2], "requeued", T0)

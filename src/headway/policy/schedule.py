@@ -14,7 +14,9 @@ Decisions, in the order they are returned:
   queued URLs): found while deciding about a host.
 - ``FetchRobots`` / ``FetchPage``: a job for one waiting fetch slot; at most ``waiting``
   of them per call.
-- ``LeaseFor``: ready hosts without a leased URL, leased together in one frontier call.
+- ``LeaseFor``: ready hosts without a leased URL, leased together in one frontier call;
+  each host as many URLs as its gap lets it fetch within ``lease_horizon`` seconds (at
+  most ``lease_ahead``), held in order until the host's turns come (``held.py``).
 - ``SaveStates`` / ``ForgetHosts``: host state to persist (robots verdicts, waits of
   hosts whose limiter is forgotten).
 - ``Refill``: ask the frontier for ready hosts (when the heap has none ready and the
@@ -36,6 +38,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
+from headway.policy.held import HeldLeases, lease_count
 from headway.policy.hoststate import HostState, HostWait, restore, wait_of
 from headway.policy.outcome import Outcome
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
@@ -122,6 +125,8 @@ class ScheduleParams:
     host_ceilings: Mapping[str, int] = dataclasses.field(default_factory=dict)
     refill_batch: int = 256
     lease_batch: int = 256
+    lease_ahead: int = 1  # most URLs leased for one host at once
+    lease_horizon: float = 4.0  # seconds of a host's fetches (by its gap) leased at once
     refill_interval: float = 1.0
     recheck_interval: float = 0.1
     max_limiters: int = 50_000
@@ -149,7 +154,8 @@ class ScheduleCore:
         self._in_heap: set[str] = set()
         self._busy: set[str] = set()  # at the concurrency limit, or fetching robots.txt
         self._leasing: set[str] = set()  # in a LeaseFor not yet answered
-        self._held: dict[str, LeasedUrl] = {}  # leased, waiting for its host's turn
+        self._held = HeldLeases()  # leased, waiting for their host's turn
+        self._robots_out: set[str] = set()  # hosts fetching their robots.txt
         self._fresh: deque[str] = deque()  # hosts whose lease just came: served first
         self._limiters: OrderedDict[str, HostLimiter] = OrderedDict()
         self.parked: set[str] = set()
@@ -285,16 +291,19 @@ class ScheduleCore:
         ``refill_interval`` (it learns when such a host is due: a URL put back to wait,
         e.g. for its revisit, may be due soon after the host's politeness allowed)."""
         got = {lease.host for lease in leases}
+        asked = dict(wants)
         for host, _ in wants:
             self._leasing.discard(host)
             if host not in got:
                 self._recheck = True
         for lease in leases:
-            if lease.host in self._held:  # more than asked for: put back untried
+            if self._held.count(lease.host) >= asked.get(lease.host, 1):
+                # more than asked for: put back untried
                 self._actions.append(Skip(lease, "requeued", now))
                 continue
-            self._held[lease.host] = lease
-            self._fresh.append(lease.host)
+            if lease.host not in self._held:
+                self._fresh.append(lease.host)
+            self._held.add(lease)
 
     def frontier_changed(self) -> None:
         """URLs were added or put back: refill at the next chance."""
@@ -317,7 +326,7 @@ class ScheduleCore:
         lim.on_finish(now, outcome, latency=latency, retry_after=retry_after)
         self._note(host, lim, now)
         ready = lim.ready_at() + max(0.0, extra_gap)
-        if host in self._busy and host not in self._held:
+        if host in self._busy and host not in self._robots_out:
             self._push(host, ready)
         return ready
 
@@ -337,6 +346,7 @@ class ScheduleCore:
         lim.on_finish(now, outcome, latency=latency, retry_after=None)
         self._note(host, lim, now)
         self._busy.discard(host)
+        self._robots_out.discard(host)
         if saved is not None:
             self._to_save[host] = HostState(robots=saved, wait=wait_of(lim, now))
         if host in self._held:
@@ -384,7 +394,7 @@ class ScheduleCore:
         ):
             self._last_refill = now
             self._refill_due = self._recheck = False
-            exclude = self._in_heap | self._busy | self._leasing | set(self._held)
+            exclude = self._in_heap | self._busy | self._leasing | set(self._held.hosts())
             return Refill(self.params.refill_batch, frozenset(exclude))
         until = min(top, self._last_refill + self.params.refill_interval)
         if self._recheck:
@@ -411,7 +421,9 @@ class ScheduleCore:
             self._in_heap.discard(host)
             got = self._decide_host(host, now)
             if got == "lease":
-                wants.append((host, 1))
+                p = self.params
+                n = lease_count(self.limiter(host).gap(), p.lease_ahead, p.lease_horizon)
+                wants.append((host, max(1, int(min(self.page_budget, n)))))
                 self._leasing.add(host)
             elif got is not None:
                 jobs += 1
@@ -424,40 +436,39 @@ class ScheduleCore:
         if not lim.can_start(now):
             self._push(host, lim.ready_at())
             return None
-        held = self._held.get(host)
+        held = self._held.first(host)
         if self._optout is not None and self._optout.blocks(host):
-            self._final(host, held, "opted-out")
+            self._final(host, "opted-out")
             return None
         known = self.robots.get(host, now)
         if known is not None and known.kind is RobotsKind.BLOCKED:
             # the address guard refused the host's address: final, its URLs fail at once
-            self._final(host, held, "blocked-address")
+            self._final(host, "blocked-address")
             return None
         if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
             # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time,
             # and give up for good after robots_give_up failures
             if known.failures >= self.params.robots_give_up:
-                self._final(host, held, "robots-unreachable")
+                self._final(host, "robots-unreachable")
                 return None
-            if held is not None:
-                del self._held[host]
-                self._actions.append(Skip(held, "robots-unavailable", known.expires_at))
+            for url in self._held.pop_all(host):
+                self._actions.append(Skip(url, "robots-unavailable", known.expires_at))
             self._push(host, known.expires_at)
             return None
         if held is None:
             return "lease"
-        del self._held[host]
-        if known is None:
-            self._held[host] = held
+        if known is None:  # the held URL waits for the robots.txt verdict
             lim.on_start(now)
             self._active.add(host)
             self._busy.add(host)
+            self._robots_out.add(host)
             scheme = held.url.split(":", 1)[0]
             self._actions.append(FetchRobots(host, f"{scheme}://{host}/robots.txt"))
             return "job"
+        self._held.pop(host)
         if not known.allowed(held.url):
             self._actions.append(Skip(held, "robots-disallowed", None))
-            self._push(host, now)  # its next URL, in the next lease batch
+            self._push(host, now)  # its next URL: held, or in the next lease batch
             return None
         retry = held.attempts > 0
         self.page_budget -= 1
@@ -467,10 +478,9 @@ class ScheduleCore:
         self._actions.append(FetchPage(held, retry))
         return "job"
 
-    def _final(self, host: str, held: LeasedUrl | None, reason: str) -> None:
-        if held is not None:
-            del self._held[host]
-            self._actions.append(Skip(held, reason, None))
+    def _final(self, host: str, reason: str) -> None:
+        for url in self._held.pop_all(host):
+            self._actions.append(Skip(url, reason, None))
         self._actions.append(DropHost(host, reason))
 
     # -- pressure ----------------------------------------------------------------------

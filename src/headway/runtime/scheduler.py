@@ -58,6 +58,11 @@ log = logging.getLogger(__name__)
 RobotsJob = FetchRobots
 PageJob = FetchPage
 
+#: Most URLs leased for one host in one frontier call (as many as its gap lets it fetch
+#: within ``LEASE_HORIZON`` seconds): one lease call per few pages, not one per page.
+LEASE_AHEAD = 4
+LEASE_HORIZON = 4.0
+
 #: Called for a leased URL that is settled without a fetch: (lease, note, retry_at);
 #: retry_at None means the URL is finished (e.g. robots-disallowed), else it is requeued.
 SkipHook = Callable[[LeasedUrl, str, float | None], Awaitable[None]]
@@ -86,6 +91,7 @@ class Scheduler:
         extra_gap: Callable[[str], float] | None = None,
         leases: LeaseBook | None = None,
         revisits_first: Callable[[], bool] | None = None,
+        lease_ahead: int = LEASE_AHEAD,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
         # seconds a host waits after a fetch on top of politeness (host quality, see
@@ -107,6 +113,8 @@ class Scheduler:
             host_ceilings=dict(host_ceilings or {}),
             refill_batch=refill_batch,
             lease_batch=refill_batch,
+            lease_ahead=lease_ahead,
+            lease_horizon=LEASE_HORIZON,
             max_limiters=max_limiters,
         )
         self.core = ScheduleCore(params, robots=robots, optout=optout, page_budget=page_budget)
