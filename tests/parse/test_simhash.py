@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from headway.parse import simhash as simhash_module
 from headway.parse.page import parse_page
 from headway.parse.simhash import K1, K2, MAX_FEATURES, NEAR_DUPLICATE_BITS, hamming, simhash
 
@@ -106,3 +107,38 @@ def test_parse_page_simhash_ignores_markup_scripts_and_styles() -> None:
 def test_matches_the_reference_for_any_word_list(words: list[str]) -> None:
     sample = " ".join(words)
     assert simhash(sample) == reference_simhash(sample)
+
+
+# every character class the word split treats apart: ASCII letters of both cases, digits,
+# punctuation, the separators str.split cuts at (0x1C-0x1F among them), other control
+# characters, and non-ASCII letters and spaces (which send a text down the other path)
+_CHARS = string.ascii_letters + string.digits + string.punctuation + " \t\n\r\x0b\x0c"
+_CHARS += "\x1c\x1d\x1e\x1f\x00\x07\x7f"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=_CHARS, max_size=400)
+    | st.text(alphabet=_CHARS + "ÜïẞİΣ\u00a0\u2003\u0085", max_size=400)
+)
+def test_matches_the_reference_for_any_text(sample: str) -> None:
+    assert simhash(sample) == reference_simhash(sample)
+
+
+def test_word_cache_stays_bounded_and_changes_no_fingerprint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a cache of 50 words over pages of up to 40 distinct words: emptied and refilled
+    # every page or two, and never holding more than its bound, not even for a page
+    # with more distinct words than that (hashed without the cache)
+    monkeypatch.setattr(simhash_module, "MAX_CACHED_WORDS", 50)
+    simhash_module._lanes.clear()
+    for seed, words in [(0, 40), (1, 40), (2, 200), (3, 40), (4, 40), (5, 200), (6, 40)]:
+        sample = text(seed, words)
+        assert simhash(sample) == reference_simhash(sample)
+        assert len(simhash_module._lanes) <= 50
+        if words == 40:  # this page's words are now in the cache
+            assert len(simhash_module._lanes) >= len(set(sample.split()))
+    # the same page twice, the second time from the cache
+    sample = text(7, 30)
+    assert simhash(sample) == simhash(sample) == reference_simhash(sample)

@@ -6,12 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from headway.urls import canonical
 from headway.urls.canonical import (
     DEFAULT_TRACKING_PARAMS,
     CanonOptions,
     canonicalize,
     canonicalize_links,
     canonicalize_many,
+    clear_resolved_cache,
     host_key,
 )
 
@@ -199,3 +201,60 @@ def test_repeated_hrefs_resolved_once_same_result_each_occurrence_counted() -> N
         "https://c.example/",
     ]
     assert stripped == 2
+
+
+# Pairs of bases that share an origin (and often a directory) and differ in the rest,
+# and hrefs of every shape whose resolution depends on a different part of the base.
+_ORIGINS = st.builds(
+    lambda scheme, user, host, port: f"{scheme}://{user}{host}{port}",
+    st.sampled_from(["http", "https"]),
+    st.sampled_from(["", "u:p@"]),
+    st.sampled_from(["a.test", "A.test", "b.test"]),
+    st.sampled_from(["", ":8080", ":80", ":443"]),
+)
+_REST = st.builds(
+    lambda path, query, frag: path + query + frag,
+    st.sampled_from(["", "/", "/d/", "/d/p", "/d/q", "/d/e/p", "/d\\e/p", "/d/./p", "/x/../d/p"]),
+    st.sampled_from(["", "?q=1", "?a/b", "?x#y"]),
+    st.sampled_from(["", "#f", "#/g"]),
+)
+_HREF_HEADS = [
+    *["", "http://", "https://", "HTTP://", "http:", "https:", "http:/", "//", "/", "\\"],
+    *["/\\", "/\t/", "\t", " /", "./", "../", "?", "#", "p", "mailto:", "x:y", "%2e%2e/"],
+]
+_HREF_TAILS = st.text(alphabet="ab./\\?#:@%2e \t\n", max_size=12)
+_HREFS = st.lists(
+    st.builds(lambda head, tail: head + tail, st.sampled_from(_HREF_HEADS), _HREF_TAILS),
+    max_size=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ORIGINS, _ORIGINS, _REST, _REST, st.booleans(), _HREFS)
+def test_hrefs_resolved_on_an_earlier_page_resolve_as_on_this_one(
+    origin: str, other: str, rest: str, earlier_rest: str, same_origin: bool, hrefs: list[str]
+) -> None:
+    """What an earlier page's base left in the cache of resolved hrefs never changes
+    what this page's hrefs resolve to, nor the credentials counted."""
+    base = origin + rest
+    earlier = (origin if same_origin else other) + earlier_rest
+    clear_resolved_cache()
+    cold = canonicalize_links(base, hrefs)
+    one_by_one = [canonicalize(h, base) for h in hrefs]
+    assert cold[0] == list(dict.fromkeys(u for u in one_by_one if u is not None))
+    clear_resolved_cache()
+    canonicalize_links(earlier, hrefs)
+    assert canonicalize_links(base, hrefs) == cold
+    assert canonicalize_links(base, hrefs) == cold  # now every entry from the cache
+
+
+def test_resolved_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(canonical, "RESOLVED_CACHE_HALF", 10)
+    clear_resolved_cache()
+    for page in range(20):
+        hrefs = [f"/p/{page}/{i}" for i in range(7)]
+        links, _ = canonicalize_links(f"http://a.test/{page}", hrefs)
+        assert links == [f"http://a.test{h}" for h in hrefs]
+        cache = canonical._resolved
+        assert len(cache.new) + len(cache.old) <= 2 * (10 + 7)
+        assert len(cache.old) > 0 or page < 2

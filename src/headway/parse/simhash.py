@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import string
-import struct
 from typing import Any
 
 __all__ = ["NEAR_DUPLICATE_BITS", "SHINGLE_WORDS", "hamming", "simhash", "visible_text"]
@@ -50,23 +49,68 @@ def words_of(text: str) -> list[str]:
     return text[:MAX_CHARS].lower().translate(_PUNCTUATION).split()
 
 
+#: ASCII text in one C pass: upper case to lower, punctuation to space, and the four
+#: separators ``str.split`` treats as white space but ``bytes.split`` does not (0x1C-0x1F)
+#: to space, so ``bytes.split`` cuts exactly where ``str.split`` does.
+_ASCII_WORDS = bytes.maketrans(
+    string.ascii_uppercase.encode() + string.punctuation.encode() + b"\x1c\x1d\x1e\x1f",
+    string.ascii_lowercase.encode() + b" " * (len(string.punctuation) + 4),
+)
+
+
+def word_bytes(text: str, limit: int) -> list[bytes]:
+    """The first ``limit`` words of ``words_of(text)``, each UTF-8 encoded (as
+    ``word_hash`` hashes it)."""
+    head = text[:MAX_CHARS]
+    if head.isascii():  # the usual page: no per-word encoding, no dict-based translate
+        return head.encode("ascii").translate(_ASCII_WORDS).split(None, limit)[:limit]
+    words = head.lower().translate(_PUNCTUATION).split(None, limit)[:limit]
+    return [w.encode("utf-8", "surrogatepass") for w in words]
+
+
 def word_hash(word: str) -> int:
     """``H(w)`` of the module contract."""
     digest = hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
-def _hashes(words: list[str]) -> dict[str, int]:
-    """``H(w)`` of each distinct word (pages repeat words: each is hashed once)."""
-    return {w: word_hash(w) for w in set(words)}
-
-
 #: Bytes of one lane of ``_columns``: a shingle's sum before reduction is below
 #: 3 * 2**128, so it fits in 17 bytes with room to spare and never carries into the next.
 _LANE = 17
+_PAD = bytes(_LANE - 8)
+#: Words whose lane (``H(w)`` as ``_LANE`` big-endian bytes) this process keeps: pages
+#: share most of their words, so most are hashed once per process, not once per page.
+#: Bounded: when a page's new words do not fit, it is emptied and takes that page's
+#: words (a page with more distinct words than fit is hashed without it).
+MAX_CACHED_WORDS = 1 << 15
+_lanes: dict[bytes, bytes] = {}
 
 
-def _columns(words: list[str]) -> tuple[list[bytes], int]:
+def clear_word_cache() -> None:
+    """Forget every word hashed so far (for measurements of a cold start)."""
+    _lanes.clear()
+
+
+def _lanes_joined(words: list[bytes]) -> bytes:
+    """The lanes of ``words``, in order, as one byte string."""
+    lanes = _lanes
+    try:  # the usual case once a few pages are read: every word is known
+        return b"".join(map(lanes.__getitem__, words))
+    except KeyError:
+        pass
+    new = set(words).difference(lanes)
+    if len(lanes) + len(new) > MAX_CACHED_WORDS:
+        lanes.clear()
+        new = set(words)
+        if len(new) > MAX_CACHED_WORDS:  # more words than the cache holds: this page's own
+            lanes = {}
+    blake2b = hashlib.blake2b
+    for w in new:
+        lanes[w] = _PAD + blake2b(w, digest_size=8).digest()
+    return b"".join(map(lanes.__getitem__, words))
+
+
+def _columns(words: list[bytes]) -> tuple[list[bytes], int]:
     """Byte ``j`` (0 = most significant) of every feature hash, as 8 byte strings (the
     columns the votes are counted on), and the number of features.
 
@@ -77,25 +121,23 @@ def _columns(words: list[str]) -> tuple[list[bytes], int]:
     shingle, unreduced (below 3 * 2**128, no carry into the next lane); the low 8 bytes
     of a lane are that sum mod 2**64, the feature hash."""
     words = words[: MAX_FEATURES + SHINGLE_WORDS - 1]
-    table = _hashes(words)
+    blob = _lanes_joined(words)
+    low = _LANE - 8
     if len(words) < SHINGLE_WORDS:
-        blob = struct.pack(f">{len(words)}Q", *map(table.__getitem__, words))
-        return [blob[j::8] for j in range(8)], len(words)
+        return [blob[low + j :: _LANE] for j in range(8)], len(words)
     n = len(words) - SHINGLE_WORDS + 1
-    lanes = {w: h.to_bytes(_LANE, "big") for w, h in table.items()}
-    w_int = int.from_bytes(b"".join(map(lanes.__getitem__, words)), "big")
+    w_int = int.from_bytes(blob, "big")
     bits = 8 * _LANE
     total = w_int * K1 + (w_int << bits) * K2 + (w_int << 2 * bits)
     # lanes from the top: 2 pushed out by the shifts, the n shingles (word i's lane), then
     # 2 partial sums of the last words
     raw = total.to_bytes(_LANE * (n + 4), "big")[2 * _LANE : (n + 2) * _LANE]
-    low = _LANE - 8
     return [raw[low + j :: _LANE] for j in range(8)], n
 
 
 def simhash(text: str) -> int:
     """The 64-bit SimHash of ``text`` (see the module contract)."""
-    words = words_of(text)
+    words = word_bytes(text, MAX_FEATURES + SHINGLE_WORDS - 1)
     if not words:
         return 0
     columns, n = _columns(words)

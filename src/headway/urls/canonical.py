@@ -204,6 +204,69 @@ def canonicalize_many(
     return canonicalize_links(base, hrefs, options)[0]
 
 
+#: Hrefs that are absolute http(s) URLs: they resolve the same against every valid base.
+_ABSOLUTE = ("http://", "https://")
+#: Second characters that make an href starting with ``/`` something other than a path
+#: from the base's root (``//host``, ``/\\host``, or a removed tab or newline before one).
+_NOT_ROOT_PATH = frozenset("/\\\t\n\r")
+#: First characters that make an href other than a path from the base's directory: a
+#: root path, a query or fragment of the base itself, or white space and control
+#: characters (stripped first).
+_NOT_DIR_PATH = frozenset("/\\?#" + "".join(map(chr, range(33))))
+#: Hrefs resolved per generation of the cache below (two generations are kept).
+RESOLVED_CACHE_HALF = 8192
+
+
+class _ResolvedCache:
+    """What an href resolved to, kept across pages for the hrefs whose resolution
+    depends on only part of the base (site navigation repeats on every page of a site):
+    keyed by the href alone for an absolute http(s) URL, by the base's origin for a path
+    from the root, by the base's directory for a path from there (an href with a ``:``,
+    which could name the base's own scheme, is never kept). Values: the canonical URL
+    (None when unusable) and whether credentials were removed from it.
+
+    Bounded: two generations of at most ``RESOLVED_CACHE_HALF`` entries plus one page's
+    hrefs each (a full generation becomes the older one before a page); an entry found
+    in the older one is carried into the newer one. Only valid for one ``CanonOptions``:
+    other options empty it.
+    """
+
+    def __init__(self) -> None:
+        self.new: dict[object, tuple[str | None, bool]] = {}
+        self.old: dict[object, tuple[str | None, bool]] = {}
+        self.options: CanonOptions | None = None
+
+    def for_options(self, options: CanonOptions) -> _ResolvedCache:
+        if options != self.options:
+            self.new, self.old, self.options = {}, {}, options
+        return self
+
+    def rotate_if_full(self) -> None:
+        if len(self.new) >= RESOLVED_CACHE_HALF:
+            self.old, self.new = self.new, {}
+
+
+_resolved = _ResolvedCache()
+
+
+def _base_parts(bb: bytes) -> tuple[str, str] | None:
+    """Origin (``scheme://userinfo@host:port``) and directory (up to the last ``/`` of
+    the path) of the WHATWG serialization of an http(s) base; None for any other base."""
+    u = lib.ada_parse(bb, len(bb))
+    try:
+        if not lib.ada_is_valid(u) or lib.ada_get_scheme_type(u) not in (_HTTP, _HTTPS):
+            return None
+        s = lib.ada_get_href(u)
+        href: str = ffi.unpack(s.data, s.length).decode()
+    finally:
+        lib.ada_free(u)
+    # in a serialization '/' cannot occur in userinfo or host, nor '?' / '#' before the
+    # query / fragment; a special URL's path always starts with '/'
+    head = href.split("#", 1)[0].split("?", 1)[0]
+    origin = head[: head.index("/", head.index("//") + 2)]
+    return origin, head[: head.rindex("/") + 1]
+
+
 def canonicalize_links(
     base: str, hrefs: Iterable[str], options: CanonOptions = DEFAULT_OPTIONS
 ) -> tuple[list[str], int]:
@@ -211,13 +274,24 @@ def canonicalize_links(
 
     This is the parser's hot path: the base is encoded once, an href written several
     times on the page is resolved once (counted in C first; the result is the same, in
-    the same first-seen order), and hrefs without a query, fragment or escape skip the
-    Python-level rules entirely.
+    the same first-seen order), hrefs already resolved on an earlier page against a base
+    with the same origin or directory are not resolved again (``_ResolvedCache``), and
+    hrefs without a query, fragment or escape skip the Python-level rules entirely.
     """
     try:
         bb = base.encode()
     except UnicodeEncodeError:
         return [], 0
+    parts = _base_parts(bb)
+    if parts is None:  # not an http(s) base: every href resolved here, nothing kept
+        origin = directory = ""
+        new: dict[object, tuple[str | None, bool]] = {}
+        old: dict[object, tuple[str | None, bool]] = {}
+    else:
+        origin, directory = parts
+        cache = _resolved.for_options(options)
+        cache.rotate_if_full()
+        new, old = cache.new, cache.old
     seen: set[str] = set()
     out: list[str] = []
     add = seen.add
@@ -232,26 +306,52 @@ def canonicalize_links(
     blen = len(bb)
     stripped = 0
     for raw, times in Counter(hrefs).items():
-        try:
-            ub = raw.encode()
-        except UnicodeEncodeError:
+        key: object
+        if parts is None:
+            key = None
+        elif raw.startswith(_ABSOLUTE):
+            key = raw
+        elif raw[:1] == "/":
+            key = (origin, raw) if raw[1:2] not in _NOT_ROOT_PATH else None
+        elif raw and raw[0] not in _NOT_DIR_PATH and ":" not in raw:
+            key = (directory, raw)
+        else:
+            key = None
+        known = None if key is None else new.get(key)
+        if known is None and key is not None:
+            known = old.get(key)
+            if known is not None:
+                new[key] = known
+        if known is None:
+            known = (None, False)
+            try:
+                ub = raw.encode()
+            except UnicodeEncodeError:
+                ub = None
+            if ub is not None:
+                u = parse(ub, len(ub), bb, blen)
+                try:
+                    if valid(u) and scheme(u) in (_HTTP, _HTTPS):
+                        creds = bool(has_credentials(u))
+                        if creds:
+                            _strip_credentials(u)
+                        s = get_href(u)
+                        href: str = unpack(s.data, s.length).decode()
+                        if "?" in href or "#" in href or "%" in href:
+                            href = _finish(href, options)
+                        known = (href, creds)
+                finally:
+                    free(u)
+            if key is not None:
+                new[key] = known
+        href_or_none, creds = known
+        if href_or_none is None:
             continue
-        u = parse(ub, len(ub), bb, blen)
-        try:
-            if not valid(u) or scheme(u) not in (_HTTP, _HTTPS):
-                continue
-            if has_credentials(u):
-                _strip_credentials(u)
-                stripped += times
-            s = get_href(u)
-            href: str = unpack(s.data, s.length).decode()
-        finally:
-            free(u)
-        if "?" in href or "#" in href or "%" in href:
-            href = _finish(href, options)
-        if href not in seen:
-            add(href)
-            append(href)
+        if creds:
+            stripped += times
+        if href_or_none not in seen:
+            add(href_or_none)
+            append(href_or_none)
     return out, stripped
 
 
@@ -275,3 +375,8 @@ def host_key(url: str) -> str:
     if at >= 0:
         authority = authority[at + 1 :]
     return authority.lower()
+
+
+def clear_resolved_cache() -> None:
+    """Forget every href resolved so far (for measurements of a cold start)."""
+    _resolved.new, _resolved.old = {}, {}
