@@ -12,6 +12,7 @@ from headway.errors import CrawlDirError
 from headway.frontier.sqlite import SqliteFrontier
 from headway.runtime.crawldir import MARKER, CrawlDir
 from headway.runtime.factory import import_index_payloads
+from headway.runtime.status import read_status
 from tests.frontier.conftest import TEST_LIMITS
 
 
@@ -82,3 +83,25 @@ def test_upgrade_cut_short_keeps_the_node_id_and_is_done_again(tmp_path: Path) -
     again = _open(root)
     assert (again.upgrade_from, again.node_id) == (1, node_id)
     again.close()
+
+
+@pytest.mark.parametrize("text", ["", "{trunc", "[]", '"x"', '{"format": "2"}', '{"format": true}'])
+def test_an_unreadable_marker_is_one_clear_error_for_crawl_and_status(
+    tmp_path: Path, text: str
+) -> None:
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / MARKER).write_text(text)
+    with pytest.raises(CrawlDirError, match="unreadable"):
+        read_status(root)
+    assert sorted(p.name for p in root.iterdir()) == [MARKER]  # a status writes nothing
+    with pytest.raises(CrawlDirError, match="unreadable; this directory cannot be resumed"):
+        CrawlDir(root).open()
+
+
+def test_status_says_when_this_version_cannot_resume_a_directory(tmp_path: Path) -> None:
+    (tmp_path / MARKER).write_text(json.dumps({"format": CRAWL_FORMAT_VERSION + 1}))
+    note = read_status(tmp_path)["format_note"]
+    assert isinstance(note, str) and "cannot resume" in note
+    (tmp_path / MARKER).write_text(json.dumps({"format": CRAWL_FORMAT_VERSION}))
+    assert "format_note" not in read_status(tmp_path)

@@ -65,6 +65,8 @@ def test_read_stat_and_tree_of_this_process() -> None:
 
 FORKSERVER = "python -c from multiprocessing.forkserver import main; main(1)"
 TRACKER = "python -c from multiprocessing.resource_tracker import main;main(3)"
+#: the -W option every helper gets from a node (runtime.lifeline.TRACKER_QUIET)
+QUIET = "python -Wignore::UserWarning:multiprocessing.resource_tracker"
 
 
 @pytest.mark.parametrize(
@@ -73,6 +75,12 @@ TRACKER = "python -c from multiprocessing.resource_tracker import main;main(3)"
         (FORKSERVER, "python x", "forkserver"),
         (FORKSERVER, FORKSERVER, "parser"),
         (TRACKER, "", "resource-tracker"),
+        (f"{QUIET} -c from multiprocessing.forkserver import main; main(1)", "x", "forkserver"),
+        (
+            f"{QUIET} -c from multiprocessing.resource_tracker import main;main(3)",
+            "",
+            "resource-tracker",
+        ),
         ("python -m headway.cli bench-crawl {}", "python", "main"),
     ],
 )

@@ -172,15 +172,8 @@ class CrawlDir:
         os.replace(tmp, marker)
 
     def _check_marker(self, marker: Path) -> dict[str, object]:
-        try:
-            info = json.loads(marker.read_text())
-            fmt = info["format"]
-        except (OSError, ValueError, KeyError, TypeError):
-            raise CrawlDirError(
-                f"{marker} is unreadable; this directory cannot be resumed"
-            ) from None
-        if not isinstance(info, dict):
-            raise CrawlDirError(f"{marker} is unreadable; this directory cannot be resumed")
+        info = read_marker(marker)
+        fmt = info["format"]
         if fmt in UPGRADABLE_CRAWL_FORMATS:
             self.upgrade_from = fmt
             log.info(
@@ -237,3 +230,31 @@ class CrawlDir:
             fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
             self._lock.close()
             self._lock = None
+
+
+def read_marker(marker: Path) -> dict[str, object]:
+    """``headway.json`` read and checked for shape (a JSON object with an integer
+    ``format``); CrawlDirError naming the file otherwise. Whether this version reads
+    that format is the caller's question (``format_note``)."""
+    try:
+        info = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        info = None
+    fmt = info.get("format") if isinstance(info, dict) else None
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise CrawlDirError(f"{marker} is unreadable; this directory cannot be resumed")
+    assert isinstance(info, dict)
+    return info
+
+
+def format_note(fmt: object) -> str | None:
+    """What ``headway status`` says of a directory this version would not resume as it
+    is: None for the current format."""
+    if fmt == CRAWL_FORMAT_VERSION:
+        return None
+    if fmt in UPGRADABLE_CRAWL_FORMATS:
+        return f"format {fmt}: upgraded to {CRAWL_FORMAT_VERSION} when a crawl resumes it"
+    return (
+        f"format {fmt}: this headway {__version__} reads format {CRAWL_FORMAT_VERSION} "
+        "only, so it cannot resume this directory"
+    )

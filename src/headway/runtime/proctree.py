@@ -121,10 +121,12 @@ def cmdline_of(pid: int) -> str:
 def role_of(cmdline: str, parent_cmdline: str) -> str:
     """A short readable role of a process of a crawler's tree: ``forkserver``, ``parser``
     (a child of the forkserver, which shares its command line), ``resource-tracker``,
-    or ``main``."""
-    if "multiprocessing.resource_tracker" in cmdline:
+    or ``main``. Read from the module the process runs (``-c "from multiprocessing.X
+    import main..."``), not from anywhere in the line: the ``-W`` options multiprocessing
+    passes on name the resource tracker in every helper's command line."""
+    if "from multiprocessing.resource_tracker import" in cmdline:
         return "resource-tracker"
-    if "multiprocessing.forkserver" in cmdline:
+    if "from multiprocessing.forkserver import" in cmdline:
         return "parser" if parent_cmdline == cmdline else "forkserver"
     if "multiprocessing" in cmdline:
         return "worker"

@@ -15,7 +15,7 @@ from typing import Any
 
 from headway.errors import CrawlDirError, StoreError
 from headway.frontier.backends import StoreTarget, backend_for
-from headway.runtime.crawldir import MARKER, CrawlPaths
+from headway.runtime.crawldir import MARKER, CrawlPaths, format_note, read_marker
 from headway.runtime.stats import Decoded, from_json
 from headway.settings import DistributedSettings, Settings
 
@@ -26,13 +26,16 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
         raise CrawlDirError(f"{root} does not exist")
     if not (root / MARKER).exists():
         raise CrawlDirError(f"{root} is not a headway crawl directory (no {MARKER})")
-    info = json.loads((root / MARKER).read_text())
+    info = read_marker(root / MARKER)
     out: dict[str, object] = {
         "directory": str(root),
-        "format": info.get("format"),
+        "format": info["format"],
         "node_id": info.get("node_id"),
         "running": _running(root / "lock"),
     }
+    note = format_note(info["format"])
+    if note is not None:
+        out["format_note"] = note
     backend = backend_for(store)
     settings = Settings(distributed=DistributedSettings(crawl_id=crawl_id))
     target = StoreTarget(store, root, str(info.get("node_id") or ""), settings)
