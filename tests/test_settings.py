@@ -49,6 +49,7 @@ def test_user_agent_with_contact_is_accepted(ua: str) -> None:
         ("include", ["("], "scope.include: bad regex"),
         ("proxy", "socks://x", "fetch.proxy: must be an http:// or https:// URL"),
         ("nonsense", 1, "nonsense: unknown setting"),
+        ("crawl_id", "x", "distributed.crawl_id: names a shared crawl in a redis store"),
     ],
 )
 def test_bad_values_name_the_key_and_range(key: str, value: object, message: str) -> None:

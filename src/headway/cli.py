@@ -71,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         "defaults < --config TOML < HEADWAY_* environment < flags.",
     )
     crawl.add_argument(
-        "seeds", type=Path, help="file of seeds: one URL or bare domain a line, # comments"
+        "seeds",
+        type=Path,
+        help="file of seeds (- for standard input): one URL or bare domain a line, # comments",
     )
     crawl.add_argument("--config", type=Path, default=None, help="TOML settings file")
     _add_setting_flags(crawl)

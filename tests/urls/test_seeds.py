@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,7 +90,7 @@ def test_load_seeds_reads_utf8_with_bom(tmp_path: Path) -> None:
         (None, "cannot read seeds file"),
         (b"\xff\xfe\nexample\xff.org\n", "no usable seed .*line 1: not UTF-8; line 2: not UTF-8"),
         (b"", "no usable seed"),
-        (b"# only a comment\n\n", "file is empty"),
+        (b"# only a comment\n\n", "no line but blank lines and # comments"),
         (b"ftp://a.org/\n", "line 1: unsupported scheme"),
     ],
 )
@@ -188,3 +190,12 @@ def test_lines_that_are_not_utf8_are_skipped_and_the_rest_kept(tmp_path: Path) -
     result = load_seeds(path)
     assert result.urls == ["https://a.example/"]
     assert [(p.line_no, p.reason) for p in result.problems] == [(2, "not UTF-8")]
+
+
+def test_dash_reads_seeds_from_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Stdin:
+        buffer = io.BytesIO(b"# piped\nexample.org\nhttp://b.example/x\n")
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    seeds = load_seeds(Path("-"))
+    assert seeds.urls == ["https://example.org/", "http://b.example/x"]

@@ -216,6 +216,12 @@ def validate(settings: Settings) -> None:
         raise ConfigError(
             "distributed.crawl_id", f"use letters, digits, '.', '_' and '-'; got {d.crawl_id!r}"
         )
+    if d.crawl_id is not None and not store:
+        raise ConfigError(
+            "distributed.crawl_id",
+            "names a shared crawl in a redis store: give --store redis://... too (the "
+            "embedded store holds the one crawl of its --out directory)",
+        )
     f = settings.fetch
     if f.connect_timeout > f.total_timeout or f.read_timeout > f.total_timeout:
         raise ConfigError(

@@ -18,8 +18,10 @@ file longer than ``MAX_SEEDS_BYTES`` is refused, and a problem shows at most
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -226,10 +228,11 @@ def load_seeds(
     max_length: int | None = None,
 ) -> SeedList:
     """Read and parse a seeds file (UTF-8) in bounded memory (see the module docstring).
-    Raises SeedError when the file cannot be read, is too large, or holds no usable
-    seed."""
+    ``-`` reads standard input. Raises SeedError when the file cannot be read, is too
+    large, or holds no usable seed."""
     try:
-        with path.open("rb") as fh:
+        with contextlib.ExitStack() as stack:
+            fh = sys.stdin.buffer if str(path) == "-" else stack.enter_context(path.open("rb"))
             result = parse_seeds(
                 _read_lines(fh, path),
                 default_scheme=default_scheme,
@@ -243,6 +246,7 @@ def load_seeds(
             f"line {p.line_no}: {p.reason}" for p in result.problems[:_MAX_PROBLEMS_SHOWN]
         )
         raise SeedError(
-            f"no usable seed in {path}" + (f" ({detail})" if detail else " (file is empty)")
+            f"no usable seed in {path}"
+            + (f" ({detail})" if detail else " (no line but blank lines and # comments)")
         )
     return result
