@@ -209,6 +209,7 @@ async def test_robots_unreachable_for_good_gives_up_on_the_host(
         assert summary.frontier.failed >= 1 and summary.frontier.queued == 0
     notes = [e["note"] for e in read_crawl_log(tmp_path / "c") if web.hosts[1] in e["url"]]
     assert "robots-unreachable" in notes
+    assert notes.count("robots.txt unreachable: disallow-all until its retry") == 3
     # the user is told, once when the host first fails and once when it is given up
     warned = [r.getMessage() for r in caplog.records if "robots.txt of" in r.getMessage()]
     assert len(warned) == 2 and all(web.hosts[1] in w and "HTTP 503" in w for w in warned)

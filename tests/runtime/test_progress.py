@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 from dataclasses import replace
 from pathlib import Path
 
@@ -118,3 +119,22 @@ async def test_hosts_waiting_for_their_gap_are_seen_at_a_one_second_gap(tmp_path
     assert waiting[len(waiting) // 2] >= 2, waiting  # the median reading: most hosts wait
     line = progress_text(late[-1], 80)
     assert f"{late[-1].scheduler.waiting} waiting" in line, line
+
+
+def test_log_lines_print_above_the_live_display_not_into_it() -> None:
+    from headway.cli import _setup_logging
+
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True)
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    _setup_logging("text", quiet=False)
+    progress = Progress(enabled=True, console=console)
+    progress.start()
+    try:
+        logging.getLogger("headway.test").warning("a message while the display runs")
+    finally:
+        progress.stop()
+        root.handlers[:], root.level = saved
+    lines = [line for line in out.getvalue().splitlines() if "a message while" in line]
+    assert len(lines) == 1 and "starting..." not in lines[0], out.getvalue()

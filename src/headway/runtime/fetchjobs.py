@@ -128,7 +128,11 @@ class RobotsFetch:
             self._warn_unreachable(job.host, res, rules, now)
         if recorded:
             return
-        note = f"robots.txt {rules.kind.value}"
+        note = (
+            "robots.txt unreachable: disallow-all until its retry"
+            if rules.kind is RobotsKind.DISALLOW_ALL
+            else f"robots.txt {rules.kind.value}"
+        )
         sitemaps = tuple(self._sitemaps(job, rules))
         await self._to_store(RobotsAnswer(url, res, note, sitemaps))
 

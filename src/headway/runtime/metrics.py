@@ -215,7 +215,9 @@ class StatsCollector(Collector):
         yield _gauge("headway_hosts_active", "Hosts with a request in flight", sch.active)
         yield _gauge("headway_hosts_ready", "Hosts ready to start a request", sch.ready)
         yield _gauge(
-            "headway_hosts_waiting", "Hosts waiting for their gap or a backoff", sch.waiting
+            "headway_hosts_waiting",
+            "Hosts waiting for their gap, a backoff or a robots.txt retry",
+            sch.waiting,
         )
         yield _gauge(
             "headway_hosts_parked", "Hosts parked (cool-down or long Crawl-delay)", sch.parked

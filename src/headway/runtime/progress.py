@@ -51,12 +51,12 @@ def _fields(stats: NodeStats) -> list[list[str]]:
         else []
     )
     fields = [
-        [f"{f.fetches} pages"],
+        [f"{f.fetches} page{'' if f.fetches == 1 else 's'}"],
         ["PAUSED (quota): SIGUSR1 resumes", "PAUSED"] if sch.paused else [],
         [f"{f.pages_per_second:.1f} pages/s", f"{f.pages_per_second:.1f}/s"],
         [f"{queued} URLs queued", f"{queued} queued"],
         [
-            f"hosts: {with_urls} with URLs, {sch.waiting} waiting for their gap{parked}",
+            f"hosts: {with_urls} with URLs, {sch.waiting} waiting for their turn{parked}",
             f"hosts {with_urls} with URLs, {sch.waiting} waiting{parked}",
             f"{with_urls} hosts, {sch.waiting} waiting",
         ],
@@ -200,7 +200,8 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
     ]
     if quiet:
         console.print(
-            f"headway: {summary.stopped_by}: {summary.fetches} pages in "
+            f"headway: {summary.stopped_by}: {summary.fetches} "
+            f"page{'' if summary.fetches == 1 else 's'} in "
             f"{summary.seconds:.1f}s, queued {fr.queued}, failed {fr.failed}"
         )
         return
