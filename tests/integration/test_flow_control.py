@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import statistics
 import time
 from collections import Counter
@@ -310,6 +311,20 @@ async def test_memory_target_sheds_deep_links_counted_by_reason(tmp_path: Path) 
     fetched = {e["url"] for e in read_crawl_log(tmp_path / "c") if e["status"] == 200}
     assert len(fetched) < len(expected)  # deep pages were shed, before any fetch cost
     assert set(web.seeds()) <= fetched  # the highest-priority URLs were kept
+
+
+async def test_a_memory_target_below_the_node_itself_is_warned_of_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=400, links_per_page=3), cross_links=0.0)
+    caplog.set_level(logging.WARNING, logger="headway.runtime.monitor")
+    async with SimWeb(spec) as web:
+        settings = crawl_settings(
+            tmp_path / "c", delay=0.3, memory_target_mib=1, max_depth=2, max_duration=6
+        )
+        await Node(settings, web.seeds()).run()
+    warned = [r.getMessage() for r in caplog.records if "--memory-target-mib 1 " in r.getMessage()]
+    assert len(warned) == 1, warned
 
 
 async def test_stuck_parser_is_replaced_and_the_crawl_finishes(tmp_path: Path) -> None:

@@ -74,6 +74,7 @@ class Monitor:
         node = self._node
         s = node.settings
         last_memory_check = 0.0
+        warned_memory = False  # the memory target is below what the node needs
         last_sweep = last_counts = time.monotonic()
         lease_seconds = lease_seconds_of(s)
         resume_file = node.paths.root / "resume"
@@ -117,9 +118,19 @@ class Monitor:
                     node.scheduler.wake()
             if s.frontier.memory_target_mib and mono - last_memory_check >= 1.0:
                 last_memory_check = mono
+                rss = current_rss_mib()
                 node.admission.adjust_for_memory(
-                    current_rss_mib() > s.frontier.memory_target_mib, s.scope.max_depth
+                    rss > s.frontier.memory_target_mib, s.scope.max_depth
                 )
+                if node.admission.shed_depth == 0 and not warned_memory:
+                    warned_memory = True
+                    log.warning(
+                        "the node's memory (%.0f MiB) is over --memory-target-mib %d even "
+                        "with every new link shed: only seeds are crawled until it falls; "
+                        "the node itself needs about 100 MiB, so set the target above that",
+                        rss,
+                        s.frontier.memory_target_mib,
+                    )
             node.check_end(mono)
 
     def _deliver(self, stats: NodeStats, *, to_stats: bool, to_metrics: bool) -> None:
