@@ -102,7 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("HEADWAY_CRAWL_ID"),
         help="the shared crawl's id (with a redis --store)",
     )
-    sim = sub.add_parser("simweb", help="serve the simulated web for trying configurations")
+    sim = sub.add_parser(
+        "simweb",
+        help="serve the simulated web for trying configurations",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     sim.add_argument("--hosts", type=int, default=10, help="number of virtual hosts")
     sim.add_argument("--pages", type=int, default=50, help="pages per host")
     sim.add_argument("--port", type=int, default=8300, help="port on 127.0.0.1")
@@ -138,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench",
         help="crawl the simulated web and print speed figures",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Crawl the simulated web once per case (scheme x gap x size) and print "
         "the CPU per page of the crawler's whole process tree.",
     )

@@ -14,15 +14,15 @@ from headway.testing.simweb import HostSpec, SimWebSpec, serve
 
 
 def simweb_command(args: argparse.Namespace) -> int:
-    """``headway simweb``: serve the simulated web on loopback until Ctrl-C; 2 and one
-    line on stderr for bad arguments, a port in use or an unusable certificate."""
+    """``headway simweb``: serve the simulated web on loopback until Ctrl-C (one line
+    names the hosts and the crawl settings once it listens); 2 and one line on stderr
+    for bad arguments, a port in use or an unusable certificate."""
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     problem = _simweb_problem(args)
     if problem:
         print(f"headway: error: {problem}", file=sys.stderr)
         return 2
-    sfx, scheme = args.suffix, "https" if args.tls_cert else "http"
     spec = SimWebSpec(
         hosts=args.hosts,
         host_spec=HostSpec(
@@ -36,12 +36,6 @@ def simweb_command(args: argparse.Namespace) -> int:
         ),
         seed=args.seed,
         suffix=args.suffix,
-    )
-    print(
-        f"simulated web: {args.hosts} hosts site0.{sfx} .. site{args.hosts - 1}.{sfx} on "
-        f"127.0.0.1:{args.port}; crawl with --resolve '*.{sfx}=127.0.0.1' --allow-loopback "
-        f"and seeds like {scheme}://site0.{sfx}:{args.port}/",
-        flush=True,
     )
     ctx = None
     t0 = time.monotonic()

@@ -375,7 +375,8 @@ async def serve(
     simweb = SimWeb(spec, log_limit=0)
     await simweb.start(host, port, ssl_context=ssl_context)
     logger.info(
-        "simweb: %d hosts on %s:%d; resolve '*.%s' to %s (e.g. %s)",
+        "simulated web: %d hosts on %s:%d; crawl with --resolve '*.%s=%s' --allow-loopback "
+        "and seeds like %s",
         spec.hosts,
         host,
         simweb.port,
