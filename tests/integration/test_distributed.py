@@ -304,6 +304,33 @@ def test_redis_restart_mid_crawl_loses_no_url(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_a_restart_that_lost_the_crawl_stops_every_node_with_one_line(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path / "redis", appendonly=False)  # a restart keeps nothing
+    server.start()
+    try:
+        with ThreadedSimWeb(_spec(pages=30)) as web:
+            nodes = Nodes(server.url, tmp_path, web)
+            try:
+                nodes.start("n0")
+                nodes.start("n1")
+                wait_for_pages(web, 40)
+                server.stop()
+                time.sleep(2)
+                server.start()
+                nodes.wait()
+            finally:
+                nodes.stop_all()
+            for name in ("n0", "n1"):
+                err = nodes.stderr(name)
+                assert nodes.procs[name].returncode == 2, err
+                assert "restarted without crawl" in err and "--appendonly yes" in err, err
+                assert "Traceback" not in err and "stopping: finished" not in err, err
+            # what the nodes fetched before the loss stays in their crawl logs
+            assert sum(len(nodes.pages_logged(name)) for name in ("n0", "n1")) >= 20
+    finally:
+        server.stop()
+
+
 def status_json(*args: str) -> tuple[int, dict[str, Any], str]:
     done = subprocess.run(
         [sys.executable, "-m", "headway.cli", "status", *args, "--json"],

@@ -21,12 +21,14 @@ import math
 import time
 from typing import TYPE_CHECKING
 
+from headway.errors import StoreError
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import current_rss_mib
 
 if TYPE_CHECKING:
     from headway.runtime.node import Node
+    from headway.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,8 @@ class Monitor:
                 # the store may have lost its last second of admissions: offer links
                 # and seeds to it again instead of skipping them as recently admitted
                 restarts = shared.server_restarts
+                if await node.fw.call(shared.get_meta, "seeds") is None:
+                    raise StoreError(crawl_lost_message(shared.store_url, s))
                 node.admission.forget_recent()
                 entries = node.admission.admit(node.seeds, 0, None)
                 await node.fw.call(node.frontier.add, entries, node.clock())
@@ -139,3 +143,15 @@ class Monitor:
             node.on_stats(stats)
         if to_metrics:
             node.metrics_file.write(stats)
+
+
+def crawl_lost_message(store_url: str, settings: Settings) -> str:
+    """Why a node stops when a restarted Redis no longer holds its crawl: the seeds,
+    stored once when the crawl began and never written again, are gone."""
+    crawl = settings.distributed.crawl_id
+    return (
+        f"Redis {store_url} restarted without crawl {crawl!r} (its seeds are gone: no "
+        "persistence, or a flush): the shared frontier is lost, so this node stops; what "
+        "it fetched stays in its crawl directory. Run Redis with --appendonly yes so that "
+        "a restart keeps a crawl, and start it again with headway crawl SEEDS"
+    )
