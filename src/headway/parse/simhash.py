@@ -2,8 +2,8 @@
 
 Contract:
 
-- ``simhash(text)`` is Charikar's SimHash over 64 bits: the text is lower-cased, ASCII
-  punctuation becomes space, and it is split on white space into words; the features
+- ``simhash(text)`` is Charikar's SimHash over 64 bits: ASCII punctuation becomes space,
+  the text is lower-cased, and it is split on white space into words; the features
   are the first ``MAX_FEATURES`` overlapping 3-word shingles (the words themselves when
   there are fewer than 3). A word's hash ``H(w)`` is its 64-bit BLAKE2b digest (big
   endian), so values agree between processes and runs; a shingle ``(a, b, c)`` hashes
@@ -46,7 +46,7 @@ _HIDDEN = ["script", "style", "template", "noscript"]
 
 def words_of(text: str) -> list[str]:
     """The words of ``text`` as ``simhash`` sees them."""
-    return text[:MAX_CHARS].lower().translate(_PUNCTUATION).split()
+    return text[:MAX_CHARS].translate(_PUNCTUATION).lower().split()
 
 
 #: ASCII text in one C pass: upper case to lower, punctuation to space, and the four
@@ -64,7 +64,9 @@ def word_bytes(text: str, limit: int) -> list[bytes]:
     head = text[:MAX_CHARS]
     if head.isascii():  # the usual page: no per-word encoding, no dict-based translate
         return head.encode("ascii").translate(_ASCII_WORDS).split(None, limit)[:limit]
-    words = head.lower().translate(_PUNCTUATION).split(None, limit)[:limit]
+    # punctuation first: lower() maps a capital sigma after a letter and a mark such as
+    # "^" to the final form, which it would not once the mark is a space
+    words = head.translate(_PUNCTUATION).lower().split(None, limit)[:limit]
     return [w.encode("utf-8", "surrogatepass") for w in words]
 
 
