@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,19 @@ def test_steady_cpu_per_page_leaves_out_the_first_report_and_the_stop() -> None:
     assert r.steady_ms_per_page == 10.0  # (3.0 - 1.0) s over 200 pages
     assert r.ms_per_page == 4.0 / 300 * 1000  # all-in: start and stop included
     assert BenchResult(case, progress=progress[:2]).steady_ms_per_page is None
+
+
+@pytest.mark.slow
+def test_server_is_warmed_with_every_page_a_crawl_fetches(tmp_path: Path) -> None:
+    """Before any measured run the bench asks the server for every page a crawl of it
+    fetches once, so the first run (a "before" run) does not pay for the server
+    building its pages on the shared cores."""
+    from headway.runtime.bench import BenchCase, _Server
+
+    case = BenchCase("http", 0.0, 1, 2, 3, 3, 1, 1, 10.0)
+    server = _Server(case, tmp_path / "pki")
+    try:
+        assert server.warmed == 2 * 4  # home page + 3 pages on each host
+        assert server.connections()[0] >= 1  # it answered over HTTP
+    finally:
+        server.stop()
