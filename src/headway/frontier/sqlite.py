@@ -9,7 +9,7 @@ corrupt the file). Used from one worker thread (``check_same_thread=False`` beca
 may be created on another). Memory is bounded: the SQLite page cache plus the Bloom
 bitmap; nothing per URL is kept in Python.
 
-Schema (version 2; a version-1 file is upgraded in place when opened):
+Schema (version 3; a file of version 1 or 2 is upgraded in place when opened):
 
 - ``seen(fp INTEGER PRIMARY KEY)``: every admitted fingerprint, shed ones included.
 - ``hosts(id, host UNIQUE, admitted, queued, ready_at, min_not_before, next_ready)``:
@@ -18,8 +18,9 @@ Schema (version 2; a version-1 file is upgraded in place when opened):
   ``next_ready = max(ready_at, min_not_before)``; all maintained incrementally.
   Index ``(next_ready, host) WHERE queued > 0`` serves ``ready_hosts``.
 - ``urls(id, fp, url, host_id, depth, priority, via, attempts, state, not_before,
-  lease_expires, owner, validators, fetches)`` (``owner``: node id of a lease;
-  ``validators``/``fetches``: recrawl state of the last DONE) with partial indexes:
+  lease_expires, owner, validators, fetches, handler)`` (``owner``: node id of a lease;
+  ``validators``/``fetches``: recrawl state of the last DONE; ``handler``: the content
+  handler a document was admitted to be read with, NULL for a link) with partial indexes:
   ``(host_id, priority, id)`` and ``(host_id, not_before)`` on queued rows (leasing,
   host budget, host ready time), ``(priority, id)`` on queued rows (global shedding),
   ``(lease_expires)`` on leased rows.
@@ -56,12 +57,11 @@ from headway.frontier.sqlite_rows import (
     DONE,
     FAILED,
     LEASED,
-    MIGRATE_1_TO_2,
+    MIGRATIONS,
     QUEUED,
     SCHEMA,
     SCHEMA_VERSION,
     TOTALS,
-    UPGRADABLE,
     Tx,
     chunks,
 )
@@ -81,7 +81,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LIMITS = FrontierLimits()
 
-_LEASE_COLS = "SELECT id, url, depth, priority, fp, via, attempts, validators, fetches"
+_LEASE_COLS = "SELECT id, url, depth, priority, fp, via, attempts, validators, fetches, handler"
 #: Ready URLs of a host by priority, then oldest; pinned to the host-queue index (the
 #: planner would otherwise sort the host's whole queue). ``{kind}`` narrows to new URLs.
 _BY_PRIORITY = (
@@ -136,7 +136,7 @@ class SqliteFrontier:
         self._totals: dict[str, int] = dict.fromkeys(TOTALS, 0)
         self._shed: dict[str, int] = dict.fromkeys(SHED_REASONS, 0)
         version = self.get_meta("frontier_schema")
-        if version in UPGRADABLE:
+        if version is not None and version in MIGRATIONS:
             self._upgrade(path, version)
             version = self.get_meta("frontier_schema")
         if version != SCHEMA_VERSION:
@@ -165,9 +165,9 @@ class SqliteFrontier:
     def node_id(self) -> str:
         return self._node_id
 
-    def _upgrade(self, path: Path, version: str | None) -> None:
+    def _upgrade(self, path: Path, version: str) -> None:
         with self._tx() as tx:
-            for sql in MIGRATE_1_TO_2:
+            for sql in MIGRATIONS[version]:
                 tx.conn.execute(sql, {"node": self._node_id} if ":node" in sql else {})
         log.info("frontier %s upgraded from schema %s to %s", path, version, SCHEMA_VERSION)
 
@@ -314,7 +314,9 @@ class SqliteFrontier:
                 tx.totals["queued"] -= len(rows)
                 tx.totals["leased"] += len(rows)
                 out.extend(
-                    LeasedUrl(r[0], r[1], host, r[2], r[3], r[4], r[5], r[6], expires, r[7], r[8])
+                    LeasedUrl(
+                        r[0], r[1], host, r[2], r[3], r[4], r[5], r[6], expires, r[7], r[8], r[9]
+                    )
                     for r in rows
                 )
         return out

@@ -71,11 +71,22 @@ def admit(
         h = tx.by_name[e.host]
         h.push(e.not_before)
         rows.append(
-            (e.fp, e.url, h.id, e.depth, e.priority, e.via, e.attempts, e.not_before, e.validators)
+            (
+                e.fp,
+                e.url,
+                h.id,
+                e.depth,
+                e.priority,
+                e.via,
+                e.attempts,
+                e.not_before,
+                e.validators,
+                e.handler,
+            )
         )
     tx.conn.executemany(
         "INSERT INTO urls(fp, url, host_id, depth, priority, via, attempts, state, not_before,"
-        f" validators) VALUES (?, ?, ?, ?, ?, ?, ?, {QUEUED}, ?, ?)",
+        f" validators, handler) VALUES (?, ?, ?, ?, ?, ?, ?, {QUEUED}, ?, ?, ?)",
         rows,
     )
     tx.totals["queued"] += len(rows)

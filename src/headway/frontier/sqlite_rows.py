@@ -9,9 +9,7 @@ from typing import Any
 
 from headway.frontier.store import SHED_REASONS, UrlEntry, UrlState
 
-SCHEMA_VERSION = "2"
-#: Schema versions this code upgrades in place (see ``MIGRATE_1_TO_2``).
-UPGRADABLE = ("1",)
+SCHEMA_VERSION = "3"
 CHUNK = 900  # host parameters per IN (...) query, far below SQLite's limit
 TOTALS = ("queued", "leased", "done", "failed", "seen")
 QUEUED, LEASED, DONE, FAILED = (int(s) for s in UrlState)
@@ -27,7 +25,7 @@ CREATE TABLE IF NOT EXISTS urls (
   id INTEGER PRIMARY KEY, fp INTEGER NOT NULL, url TEXT NOT NULL, host_id INTEGER NOT NULL,
   depth INTEGER NOT NULL, priority INTEGER NOT NULL, via TEXT, attempts INTEGER NOT NULL,
   state INTEGER NOT NULL, not_before REAL NOT NULL, lease_expires REAL,
-  owner TEXT, validators TEXT, fetches INTEGER NOT NULL DEFAULT 0);
+  owner TEXT, validators TEXT, fetches INTEGER NOT NULL DEFAULT 0, handler TEXT);
 CREATE INDEX IF NOT EXISTS urls_host_queue ON urls(host_id, priority, id) WHERE state = {QUEUED};
 CREATE INDEX IF NOT EXISTS urls_host_wait ON urls(host_id, not_before) WHERE state = {QUEUED};
 CREATE INDEX IF NOT EXISTS urls_queue ON urls(priority, id) WHERE state = {QUEUED};
@@ -54,6 +52,18 @@ MIGRATE_1_TO_2 = (
     f"UPDATE urls SET owner = :node WHERE state = {LEASED}",
     "UPDATE meta SET value = '2' WHERE key = 'frontier_schema'",
 )
+#: Version 2 -> 3: URLs get the content handler they were admitted to be read with
+#: (NULL, an ordinary link, for every URL already admitted).
+MIGRATE_2_TO_3 = (
+    "ALTER TABLE urls ADD COLUMN handler TEXT",
+    "UPDATE meta SET value = '3' WHERE key = 'frontier_schema'",
+)
+#: Schema versions this code upgrades in place: the steps from each, applied in order
+#: in one transaction.
+MIGRATIONS: dict[str, tuple[str, ...]] = {
+    "1": MIGRATE_1_TO_2 + MIGRATE_2_TO_3,
+    "2": MIGRATE_2_TO_3,
+}
 
 
 def chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:

@@ -4,6 +4,8 @@ Contract shared by every backend (the contract suite in ``tests/frontier`` check
 
 - A URL is identified by its 64-bit signed fingerprint ``fp``. ``add`` admits a URL at
   most once per crawl: once seen, always seen, whether it was queued, fetched or shed.
+- What a URL is admitted with (depth, via, ``handler``) is stored with it and returned by
+  every lease of it, across retries, requeues, reclaims and revisits.
 - Every backend instance is built for one ``node_id`` (stable per crawl directory / node).
   A lease belongs to the node that took it.
 - Life of an admitted URL: QUEUED -> LEASED -> DONE | FAILED, or back to QUEUED on
@@ -54,7 +56,9 @@ class UrlEntry:
     """A URL offered for admission. ``priority``: lower is better. ``fp``: the URL's
     64-bit signed fingerprint (``headway.urls.fingerprint.fingerprint``). ``validators``:
     stored as the URL's validators until its first DONE (recrawl: a sitemap's hint about
-    it), returned by its first lease with ``fetches`` 0."""
+    it), returned by its first lease with ``fetches`` 0. ``handler``: the content handler
+    the URL was admitted to be read with (``sitemap``, ``feed``: a document), stored with
+    it and returned by every lease; None for an ordinary link."""
 
     url: str
     host: str
@@ -65,13 +69,16 @@ class UrlEntry:
     attempts: int = 0
     not_before: float = 0.0
     validators: str | None = None
+    handler: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class LeasedUrl:
     """A URL handed to a fetcher until ``lease_expires``; settle it with ``Completion(id)``.
     ``validators``: what the last DONE completion stored (None before); ``fetches``: how
-    many times the URL was settled DONE before this lease."""
+    many times the URL was settled DONE before this lease; ``handler``: what it was
+    admitted with (``UrlEntry.handler``; None for an ordinary link, and for every URL of
+    a frontier written before the field existed)."""
 
     id: int
     url: str
@@ -84,6 +91,7 @@ class LeasedUrl:
     lease_expires: float
     validators: str | None = None
     fetches: int = 0
+    handler: str | None = None
 
 
 class Settle(StrEnum):

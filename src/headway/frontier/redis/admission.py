@@ -95,6 +95,8 @@ class RedisAdmission:
                     h1, h2 = bloom_hashes(e.fp)
                     record = [e.url, e.host, e.depth, e.priority, str(e.fp), e.via, e.attempts]
                     record += [e.validators, 0]
+                    if e.handler is not None:  # a document: a link's record stays 9 long
+                        record.append(e.handler)
                     args += [e.fp, h1, h2, hidx, e.priority, repr(float(e.not_before))]
                     args.append(json.dumps(record, separators=(",", ":")))
             calls.append(("admit", keys, args))

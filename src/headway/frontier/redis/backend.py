@@ -482,6 +482,8 @@ def _leased(url_id: int, rec: list[Any], expires: float) -> LeasedUrl:
     url, host, depth, priority, fp, via, attempts = rec[:7]
     validators = rec[7] if len(rec) > 7 and isinstance(rec[7], str) else None
     fetches = int(rec[8]) if len(rec) > 8 else 0
+    # written without it by an older version, or a link: no handler
+    handler = rec[9] if len(rec) > 9 and isinstance(rec[9], str) else None
     return LeasedUrl(
         url_id,
         url,
@@ -494,4 +496,5 @@ def _leased(url_id: int, rec: list[Any], expires: float) -> LeasedUrl:
         expires,
         validators,
         fetches,
+        handler,
     )

@@ -21,7 +21,9 @@ each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Clust
 - ``hw:{C:s}:seen`` SET: every admitted fingerprint (decimal), shed ones included: the
   exact answer behind a Bloom positive (no false drops).
 - ``hw:{C:s}:urls`` HASH M -> JSON ``[url, host, depth, priority, fp, via, attempts,
-  validators, fetches]`` for every QUEUED or LEASED URL (deleted when DONE or FAILED).
+  validators, fetches, handler]`` for every QUEUED or LEASED URL (deleted when DONE or
+  FAILED); ``handler`` (the content handler a document was admitted to be read with) is
+  left out for a link, and records written before it existed have none.
 - ``hw:{C:s}:q:H`` ZSET M scored by priority: the host queue (QUEUED URLs of H).
 - ``hw:{C:s}:nb:H`` ZSET M scored by not_before: the host's QUEUED URLs that must wait.
 - ``hw:{C:s}:pq`` ZSET M scored by priority: all QUEUED URLs of the shard (shedding).

@@ -33,6 +33,7 @@ for i = base + 1, #ARGV, 6 do
     else
       local rec = cjson.decode(redis.call('HGET', KEYS[1], member))
       -- record: url, host, depth, priority, fp, via, attempts, validators, fetches
+      -- [, handler] (the rest of the record is kept as it is)
       if kind == 'retry' then
         rec[7] = rec[7] + 1
       elseif kind == 'revisit' then
