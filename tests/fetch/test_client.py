@@ -11,7 +11,7 @@ import pytest
 
 from headway.fetch.client import Fetcher, robots_redirect_target
 from headway.policy.outcome import Outcome
-from tests.fetch.conftest import HTML, USER_AGENT, Server, echo_headers, make_config
+from tests.fetch.conftest import BIG, HTML, USER_AGENT, Server, echo_headers, make_config
 
 
 async def test_200_html(server: Server, fetcher: Fetcher) -> None:
@@ -100,6 +100,22 @@ async def test_body_exactly_at_limit_is_not_truncated(server: Server) -> None:
     async with Fetcher(make_config(max_body=len(HTML))) as f:
         r = await f.fetch(server.url("/page"))
     assert r.body == HTML and r.truncated is None
+
+
+async def test_a_document_has_its_own_size_limit_raw_and_decoded(server: Server) -> None:
+    config = make_config(max_body=100_000, max_decoded=8_000_000, max_document=3_000_000)
+    async with Fetcher(config) as f:
+        page = await f.fetch(server.url("/big"))
+        doc = await f.fetch_document(server.url("/big"))
+        # the document limit also caps what a Content-Encoding inflates to
+        bomb = await f.fetch_document(server.url("/bomb"))
+        small = Fetcher(make_config(max_body=4_000_000, max_document=1_500_000))
+        async with small as g:
+            cut = await g.fetch_document(server.url("/big"))
+    assert len(page.raw_body) == 100_000 and page.truncated == "length"
+    assert len(doc.raw_body) == len(doc.body) == BIG and doc.truncated is None
+    assert len(bomb.body) == 3_000_000 and bomb.truncated == "decoded-length"
+    assert len(cut.raw_body) == 1_500_000 and cut.truncated == "length"
 
 
 async def test_decompression_bomb_capped(server: Server) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -117,3 +118,39 @@ def test_run_task_reads_a_sitemap() -> None:
         ParseTask(url="http://a.test/s.xml", body=body, handler="sitemap", truncated="length")
     )
     assert cut.links == () and (cut.refused or "").startswith("truncated")
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/xml", "text/xml", "application/octet-stream", "text/plain", None],
+)
+def test_a_sitemap_is_read_whatever_media_type_it_came_with(content_type: str | None) -> None:
+    body = NS + b"<url><loc>http://a.test/x</loc></url></urlset>"
+    for sent in (body, gzip.compress(body)):
+        task = ParseTask(
+            url="http://a.test/s.xml", body=sent, content_type=content_type, handler="sitemap"
+        )
+        page = run_task(task)
+        assert (page.links, page.refused) == (("http://a.test/x",), None), content_type
+
+
+HTML_PAGE = b"<!DOCTYPE html><html><head><meta charset=utf-8>"
+NOT_DOCUMENTS = [
+    ("sitemap", "text/html", HTML_PAGE, "not-a-sitemap: an HTML page (text/html)"),
+    ("sitemap", "application/xml", b"\n <html><p>hi<br></html>", "not-a-sitemap: an HTML page"),
+    ("sitemap", "application/xml", b"", "xml-malformed: empty document"),
+    ("sitemap", "text/plain", b"http://a.test/x\n", "xml-malformed: "),
+    ("sitemap", "application/xml", b"<rss><channel/></rss>", "not-a-sitemap: root element <rss>"),
+    ("feed", "text/html", b"<html><a href=/x>x</a></html>", "not-a-feed: an HTML page (text/html)"),
+    ("feed", "application/rss+xml", b"  ", "xml-malformed: empty document"),
+]
+
+
+@pytest.mark.parametrize(("handler", "content_type", "body", "reason"), NOT_DOCUMENTS)
+def test_a_document_that_is_not_what_it_was_admitted_as_is_refused(
+    handler: str, content_type: str, body: bytes, reason: str
+) -> None:
+    task = ParseTask(url="http://a.test/d", body=body, content_type=content_type, handler=handler)
+    page = run_task(task)
+    assert page.links == () and page.documents == ()
+    assert page.kind == handler and (page.refused or "").startswith(reason), page.refused

@@ -144,3 +144,39 @@ def test_a_robots_answer_settles_nothing_and_admits_its_sitemaps() -> None:
     assert got.completion is None
     assert [e.url for e in got.discovered] == ["https://example.org/sitemap.xml"]
     assert got.note == "robots.txt full"
+
+
+def test_documents_are_admitted_with_the_handler_that_must_read_them() -> None:
+    rules = _rules()
+    base = _work(200, links=("https://example.org/page",))
+    assert base.parsed is not None
+    index = dataclasses.replace(
+        base.parsed,
+        kind="sitemap",
+        documents=("https://example.org/child.xml",),
+        documents_handler="sitemap",
+    )
+    work = dataclasses.replace(base, parsed=index)
+    got = decide(work, 1000.0, rules, quota_paused=False, rand=0.5)
+    kinds = {e.url: e.handler for e in got.discovered}
+    assert kinds == {"https://example.org/page": None, "https://example.org/child.xml": "sitemap"}
+    feeds = dataclasses.replace(
+        base.parsed, documents=("https://example.org/feed.xml",), documents_handler="feed"
+    )
+    work = dataclasses.replace(base, parsed=feeds)
+    got = decide(work, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert {e.url: e.handler for e in got.discovered}["https://example.org/feed.xml"] == "feed"
+
+
+def test_the_redirect_target_of_a_document_is_the_same_kind_of_document() -> None:
+    rules = _rules()
+    red = _work(301, headers=(("Location", "/moved.xml"),))
+    doc = dataclasses.replace(red, lease=dataclasses.replace(red.lease, handler="sitemap"))
+    moved = decide(doc, 1000.0, rules, quota_paused=False, rand=0.5)
+    assert [(e.url, e.handler) for e in moved.discovered] == [
+        ("https://example.org/moved.xml", "sitemap")
+    ]
+    page = decide(
+        _work(301, headers=(("Location", "/p2"),)), 1000.0, rules, quota_paused=False, rand=0.5
+    )
+    assert [e.handler for e in page.discovered] == [None]

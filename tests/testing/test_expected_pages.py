@@ -92,8 +92,11 @@ async def crawl(client: aiohttp.ClientSession, seeds: list[str]) -> tuple[set[st
 async def test_expected_pages_match_a_crawl_of_the_served_html() -> None:
     spec = SimWebSpec(
         hosts=5,
-        # (this crawler reads HTML only; sitemaps are tests/integration/test_sitemaps.py's)
-        host_spec=HostSpec(pages=25, features=FEATURES - {"sitemaps"}),
+        # (this crawler reads HTML only; sitemaps are tests/integration/test_sitemaps.py's
+        # and test_document_kind.py's)
+        host_spec=HostSpec(
+            pages=25, features=FEATURES - {"sitemaps", "sitemap-faults", "large-sitemap"}
+        ),
         overrides={
             1: HostSpec(pages=15, robots=None, features=frozenset({"private", "tracking"})),
             2: HostSpec(pages=10, robots_status=503),

@@ -6,6 +6,7 @@ import pytest
 
 from headway.testing.graph import (
     FEATURES,
+    LARGE_SITEMAP_URLS,
     Answer,
     HostSpec,
     Kind,
@@ -18,7 +19,8 @@ from headway.testing.graph import (
     robots_body,
 )
 
-ALL = HostSpec(pages=10, features=FEATURES)
+#: (the 15,000 pages of the large sitemap have a test of their own)
+ALL = HostSpec(pages=10, features=FEATURES - {"large-sitemap"})
 PLAIN = HostSpec(pages=10)
 
 
@@ -118,7 +120,17 @@ def test_expected_with_all_features() -> None:
     got = {u.removeprefix(url_of(0, "")) for u in expected_urls(web, url_of, [(0, "/")])}
     extras = {"/dup/1", "/dup/2", "/dup/3", "/huge", "/flaky", *near_dup_paths()}
     extras |= {"/hidden/sitemap", "/hidden/feed"}  # through the sitemap and the feed
+    # through the sitemap served as text/plain; never through the documents that are not
+    extras.add("/hidden/plain")
     assert got == {"/"} | {f"/p/{i}" for i in range(10)} | extras
+
+
+def test_expected_through_a_large_sitemap() -> None:
+    web = SimWebSpec(hosts=1, host_spec=HostSpec(pages=2, features=frozenset({"large-sitemap"})))
+    got = {u.removeprefix(url_of(0, "")) for u in expected_urls(web, url_of, [(0, "/")])}
+    listed = {f"/listed/{i}" for i in range(LARGE_SITEMAP_URLS)}
+    assert got == {"/", "/p/0", "/p/1"} | listed
+    assert kind_of(web.host_spec, f"/listed/{LARGE_SITEMAP_URLS}").status == 404
 
 
 def test_expected_respects_scope_and_dead_robots() -> None:

@@ -19,8 +19,14 @@ from headway.testing.graph import FEATURES
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec, serve
 from tests.testing.simclient import TIMEOUT, session
 
-# (spam pages and sitemaps: tests/integration/test_quality.py and test_sitemaps.py)
-ALL = HostSpec(pages=12, features=FEATURES - {"spam", "sitemaps"}, crawl_delay=2, gzip=True)
+# (spam pages and sitemaps: tests/integration/test_quality.py, test_sitemaps.py and
+# test_document_kind.py)
+ALL = HostSpec(
+    pages=12,
+    features=FEATURES - {"spam", "sitemaps", "sitemap-faults", "large-sitemap"},
+    crawl_delay=2,
+    gzip=True,
+)
 
 
 @pytest.fixture

@@ -15,8 +15,10 @@ no ``Authorization`` header is ever built from a URL.
 
 Limits: at most ``max_body`` raw bytes are kept (the result is ``truncated="length"``
 and the connection is closed unless the rest had already arrived), at most
-``max_decoded`` decoded bytes are kept, and ``total_timeout`` bounds a whole exchange
-(a body cut by it is ``truncated="time"``).
+``max_decoded`` decoded bytes are kept (``truncated="decoded-length"``), and
+``total_timeout`` bounds a whole exchange (a body cut by it is ``truncated="time"``).
+A document (``fetch_document``: a sitemap, a feed) has one limit of its own,
+``max_document``, for both its raw and its decoded bytes; robots.txt has ``max_robots``.
 ``max_connections`` bounds concurrent exchanges; time spent waiting for a slot is not
 counted against the timeouts.
 
@@ -77,6 +79,7 @@ class FetchConfig:
     max_body: int = 256 * 1024
     max_decoded: int = 8 * 1024 * 1024
     max_robots: int = 500 * 1024
+    max_document: int = 50 * 1024 * 1024
     max_connections: int = 256
     allow_loopback: bool = False
     allow_private: bool = False
@@ -311,6 +314,12 @@ class Fetcher:
         the client's own (e.g. the validators of a conditional revisit)."""
         cfg = self._config
         return await self._fetch(url, cfg.max_body, cfg.max_decoded, extra_headers)
+
+    async def fetch_document(self, url: str, extra_headers: Headers = ()) -> FetchResult:
+        """``fetch`` for a document (a sitemap, a feed): raw and decoded bodies are each
+        kept up to ``max_document`` bytes instead of the page limits."""
+        cap = self._config.max_document
+        return await self._fetch(url, cap, cap, extra_headers)
 
     async def fetch_robots(self, url: str) -> FetchResult:
         """GET one robots.txt URL (one hop: a redirect is returned, see

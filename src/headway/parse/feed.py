@@ -12,7 +12,7 @@ Contract of ``parse_feed(url, body, ...)``:
   ``LinkHint`` with ``lastmod``.
 - More than ``limits.max_entries`` entries: only the first ``max_entries`` are read. A
   refused document or another root element gives no links and ``refused`` set. Never
-  raises.
+  raises. An HTML page is refused as ``not-a-feed: an HTML page``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ from typing import Any
 from headway.parse.handlers import HEAD_BYTES, Document
 from headway.parse.page import ParsedPage
 from headway.parse.sitemap import parse_w3c_datetime
-from headway.parse.xmldoc import EntryFields, XmlLimits, entry_links, load_xml, local_name
+from headway.parse.xmldoc import (
+    EntryFields,
+    XmlLimits,
+    entry_links,
+    load_xml,
+    local_name,
+    name_html_refusal,
+)
 from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions
 
 __all__ = ["FEED_HANDLER", "FeedHandler", "parse_feed", "parse_feed_date"]
@@ -126,9 +133,10 @@ class FeedHandler:
 
     def handle(self, doc: Document) -> ParsedPage:
         try:
-            return parse_feed(doc.url, doc.body, options=doc.options, truncated=doc.truncated)
+            page = parse_feed(doc.url, doc.body, options=doc.options, truncated=doc.truncated)
         except Exception as exc:  # the contract is "never raises"
             return _empty(f"error: {type(exc).__name__}")
+        return name_html_refusal(page, doc.media_type, doc.body, REFUSED_NOT_FEED)
 
 
 FEED_HANDLER = FeedHandler()

@@ -95,6 +95,10 @@ class ParsedPage:
     - ``simhash``: 64-bit SimHash of the visible text (HTML), None when there was none.
     - ``documents``: canonical URLs of further documents to read with a handler rather
       than as pages (child sitemaps of an index, feeds a page links to).
+    - ``documents_handler``: the handler that must read ``documents`` (``sitemap`` for
+      an index's children, ``feed`` for a page's feeds): each is admitted as that kind
+      of document and refused when it is not one. None: the handler its media type
+      selects reads it, as for a link.
     - ``hints``: ``LinkHint`` values for links that came with a date or change frequency.
     - ``refused``: why the document was not read (a bomb, over a size limit), or None.
     """
@@ -112,6 +116,7 @@ class ParsedPage:
     simhash: int | None = None
     documents: tuple[str, ...] = ()
     hints: tuple[LinkHint, ...] = ()
+    documents_handler: str | None = None
     refused: str | None = None
     credentials_stripped: int = 0
 
@@ -306,6 +311,7 @@ def _parse(
         hrefs_seen=hrefs_seen,
         simhash=fingerprint,
         documents=feeds,
+        documents_handler="feed" if feeds else None,
         credentials_stripped=stripped,
     )
 

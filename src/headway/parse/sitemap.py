@@ -12,7 +12,9 @@ Contract of ``parse_sitemap(url, body, ...)``:
   are dropped. Duplicates count once.
 - More than ``limits.max_entries`` entries (50,000 by the protocol), another root
   element, or a document refused by ``load_xml`` gives no links and ``refused`` set to
-  the reason. Never raises.
+  the reason. Never raises. The handler reads whatever media type the body came with
+  (a URL admitted as a sitemap is read by it, see ``headway.parse.handlers``); an HTML
+  page is refused as ``not-a-sitemap: an HTML page``.
 - ``parse_w3c_datetime`` reads a W3C datetime (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``,
   or a full date and time with a zone) to epoch seconds (UTC when no zone); None when it
   is not one.
@@ -33,6 +35,7 @@ from headway.parse.xmldoc import (
     gunzip_head,
     load_xml,
     local_name,
+    name_html_refusal,
 )
 from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions
 
@@ -113,7 +116,7 @@ def parse_sitemap(
     if kind == "sitemapindex":
         return ParsedPage(
             (), 0, False, False, None, None, "utf-8", None, len(entries), "sitemap",
-            documents=urls, hints=hints,
+            documents=urls, hints=hints, documents_handler="sitemap",
         )  # fmt: skip
     return ParsedPage(
         urls, 0, False, False, None, None, "utf-8", None, len(entries), "sitemap",
@@ -141,9 +144,10 @@ class SitemapHandler:
 
     def handle(self, doc: Document) -> ParsedPage:
         try:
-            return parse_sitemap(doc.url, doc.body, options=doc.options, truncated=doc.truncated)
+            page = parse_sitemap(doc.url, doc.body, options=doc.options, truncated=doc.truncated)
         except Exception as exc:  # the contract is "never raises"
             return _empty(f"error: {type(exc).__name__}")
+        return name_html_refusal(page, doc.media_type, doc.body, REFUSED_NOT_SITEMAP)
 
 
 SITEMAP_HANDLER = SitemapHandler()

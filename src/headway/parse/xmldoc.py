@@ -16,6 +16,7 @@ Contract of ``load_xml(body, limits)``:
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any
 
 from lxml import etree
 
-from headway.parse.page import LinkHint
+from headway.parse.page import LinkHint, ParsedPage, is_html
 from headway.urls.canonical import CanonOptions, canonicalize
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
 #: The sitemap protocol's size limit per file (uncompressed), used for feeds too.
 MAX_XML_BYTES = 50 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
+#: Media types of HTML pages (``name_html_refusal``).
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 REFUSED_ENTITIES = "xml-entities"
 REFUSED_MALFORMED = "xml-malformed"
@@ -142,6 +145,22 @@ def load_xml(
     for node in root.iter(etree.Entity):
         return XmlLoad(None, f"{REFUSED_ENTITIES}: reference to entity {node.name!r}")
     return XmlLoad(root, None)
+
+
+def name_html_refusal(
+    page: ParsedPage, media_type: str | None, body: bytes, refused_as: str
+) -> ParsedPage:
+    """``page``, with the reason of a refused body that is an HTML page (by its media
+    type or its first bytes) replaced by ``<refused_as>: an HTML page (<media type>)``:
+    what a reader of the crawl log needs, where libxml2's complaint about an unclosed
+    tag would not say it."""
+    reason = page.refused
+    if reason is None or not reason.startswith((REFUSED_MALFORMED, refused_as)):
+        return page  # read, or refused for what it holds (entities, size, a cut)
+    if media_type not in HTML_TYPES and not is_html(None, body[:1024].lstrip()):
+        return page
+    served = media_type or "no Content-Type"
+    return dataclasses.replace(page, refused=f"{refused_as}: an HTML page ({served})")
 
 
 #: What a content handler reads from one entry of a document: its link (as written),

@@ -95,13 +95,16 @@ class Admission:
         near_dup: bool = False,
         lastmod_age: Mapping[str, float] | None = None,
         validators: Mapping[str, str] | None = None,
+        handler: str | None = None,
     ) -> list[UrlEntry]:
         """Entries for the URLs that pass scope; rejections are counted by reason.
         ``near_dup``: the linking page is a near-duplicate (lowers the links' priority
         under the quality priority). ``lastmod_age``: seconds since a sitemap or feed
         says a URL changed (raises its priority under the quality priority,
         ``policy.priority.lastmod_bonus``). ``validators``: what a URL is admitted with
-        as its stored validators (a sitemap's revisit hint, ``policy.revisit``)."""
+        as its stored validators (a sitemap's revisit hint, ``policy.revisit``).
+        ``handler``: the content handler the URLs are admitted to be read with (documents,
+        ``UrlEntry.handler``); None for links."""
         out: list[UrlEntry] = []
         check = self.scope.check
         prio = priority_for(depth)
@@ -131,9 +134,8 @@ class Admission:
                 rejected["trap-suspect"] += 1
                 continue
             hint = validators.get(url) if validators else None
-            if book is None:
-                out.append(UrlEntry(url, host, depth, prio, fingerprint(url), via, validators=hint))
-            else:
+            priority = prio
+            if book is not None:
                 if source_host is not None:
                     book.note_link(source_host, host)
                 ranked = per_host.get(host)
@@ -141,9 +143,9 @@ class Admission:
                     ranked = per_host[host] = self._rank(book, host, source_host, depth, near_dup)
                 if lastmod_age and url in lastmod_age:
                     ranked = max(0, ranked - lastmod_bonus(lastmod_age[url]))
-                out.append(
-                    UrlEntry(url, host, depth, ranked, fingerprint(url), via, validators=hint)
-                )
+                priority = ranked
+            fp = fingerprint(url)
+            out.append(UrlEntry(url, host, depth, priority, fp, via, 0, 0.0, hint, handler))
             if not self._recent_on:
                 continue
             recent.add(url)
@@ -189,33 +191,52 @@ class Admission:
                 self.shed_depth = None
 
     def admit_documents(
-        self, urls: Iterable[str], depth: int, via: str | None, via_fp: int | None
+        self,
+        urls: Iterable[str],
+        depth: int,
+        via: str | None,
+        via_fp: int | None,
+        handler: str | None,
     ) -> list[UrlEntry]:
-        """Admit documents to read with a content handler (sitemaps a robots.txt lists,
-        child sitemaps of an index, feeds a page announces). Each is one nesting level
-        below the document that named it (``via_fp``; None or an ordinary page: level
-        1); past ``MAX_DOCUMENT_NESTING`` levels they are refused as
-        ``document-nesting``."""
+        """Admit documents to read with the content handler ``handler`` (sitemaps a
+        robots.txt lists and child sitemaps of an index: ``sitemap``; feeds a page
+        announces: ``feed``): the frontier keeps the handler with each URL, so that its
+        response is read as that kind of document whatever its media type says (None:
+        the one its media type selects). Each is one nesting level below the document
+        that named it (``via_fp``; None or an ordinary page: level 1); past
+        ``MAX_DOCUMENT_NESTING`` levels they are refused as ``document-nesting``."""
         level = self._doc_levels.get(via_fp, 0) + 1 if via_fp is not None else 1
         if level > MAX_DOCUMENT_NESTING:
             self.rejected["document-nesting"] += sum(1 for _ in urls)
             return []
-        entries = self.admit(urls, depth, via)
+        entries = self.admit(urls, depth, via, handler=handler)
         for e in entries:
-            self._doc_levels[e.fp] = level
-            if len(self._doc_levels) > self._hops_max:
-                self._doc_levels.popitem(last=False)
+            self._remember_level(e.fp, level)
         return entries
 
-    def admit_redirect(self, target: str, source: str, depth: int) -> list[UrlEntry]:
-        """Admit a redirect target; a chain longer than ``max_redirects`` is cut."""
-        hops = self._hops.pop(fingerprint(source), 0) + 1
+    def _remember_level(self, fp: int, level: int) -> None:
+        self._doc_levels[fp] = level
+        if len(self._doc_levels) > self._hops_max:
+            self._doc_levels.popitem(last=False)
+
+    def admit_redirect(
+        self, target: str, source: str, depth: int, *, handler: str | None = None
+    ) -> list[UrlEntry]:
+        """Admit a redirect target; a chain longer than ``max_redirects`` is cut. The
+        target of a document (``handler`` set: the source was admitted as one) is the
+        same document at its new place: admitted with the same handler, at the same
+        nesting level."""
+        source_fp = fingerprint(source)
+        hops = self._hops.pop(source_fp, 0) + 1
         if hops > self.max_redirects:
             self.rejected["redirect-chain"] += 1
             return []
-        entries = self.admit([target], depth, source)
+        entries = self.admit([target], depth, source, handler=handler)
+        level = self._doc_levels.get(source_fp) if handler is not None else None
         for e in entries:
             self._hops[e.fp] = hops
             if len(self._hops) > self._hops_max:
                 self._hops.popitem(last=False)
+            if level is not None:
+                self._remember_level(e.fp, level)
         return entries

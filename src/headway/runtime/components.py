@@ -33,6 +33,7 @@ def fetch_config(settings: Settings) -> FetchConfig:
         total_timeout=f.total_timeout,
         max_body=f.max_body,
         max_decoded=f.max_decoded,
+        max_document=f.max_document_bytes,
         max_connections=connections,
         allow_loopback=f.allow_loopback,
         allow_private=f.allow_private,

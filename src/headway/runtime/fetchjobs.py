@@ -24,7 +24,7 @@ from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
 from headway.fetch.result import FetchResult, Headers
-from headway.frontier.store import UrlEntry
+from headway.frontier.store import LeasedUrl, UrlEntry
 from headway.parse.handlers import HEAD_BYTES, HandlerRegistry
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
@@ -44,8 +44,14 @@ log = logging.getLogger(__name__)
 #: crawl log (a seed list of thousands of dead hosts must not flood the terminal).
 UNREACHABLE_WARNINGS = 10
 
-#: Admits documents (sitemaps): (urls, depth, via, parent fingerprint) -> entries.
-AdmitDocuments = Callable[[Sequence[str], int, str, int | None], list[UrlEntry]]
+#: Admits documents (sitemaps): (urls, depth, via, parent fingerprint, handler) -> entries.
+AdmitDocuments = Callable[[Sequence[str], int, str, int | None, str | None], list[UrlEntry]]
+#: The handler of the sitemaps a robots.txt names.
+SITEMAP = "sitemap"
+#: Documents (sitemaps, feeds) fetched at once by a node: each may hold
+#: ``--max-document-bytes`` raw and as many decoded, far more than a page, so their
+#: number in flight is bounded on its own (a fetch slot waits for its turn).
+DOCUMENT_FETCHES = 2
 
 
 class RobotsFetch:
@@ -177,7 +183,7 @@ class RobotsFetch:
             urls = [f"{scheme}://{job.host}/sitemap.xml"]
         if not urls:
             return []
-        return self._admit_documents(urls, 1, job.url, None)
+        return self._admit_documents(urls, 1, job.url, None, SITEMAP)
 
     async def _hop(self, url: str, job_host: str) -> FetchResult:
         """One request of a robots.txt fetch, counted against the limiter of its host."""
@@ -246,10 +252,17 @@ class PageFetch:
         self._store_stage = store_stage
         self._on_quota = on_quota
         self._recrawl = recrawl
+        self._documents = asyncio.Semaphore(DOCUMENT_FETCHES)
 
     async def run(self, job: PageJob) -> None:
         """Fetch the job's URL once, feed the outcome to the scheduler, and hand the
-        page to the parse stage (a content handler reads it) or the store stage."""
+        page to the parse stage (a content handler reads it) or the store stage.
+
+        A URL admitted as a document (``lease.handler``: a sitemap, a feed) is fetched
+        under the document size limit, at most ``DOCUMENT_FETCHES`` at a time, and an
+        OK answer is read by that handler whatever its media type says (the handler
+        refuses what is not that kind of document). Any other URL is fetched under the
+        page limits and read by the handler its media type selects."""
         lease = job.lease
         crashpoints.reached(CrashPoint.LEASED)
         previous: RevisitState | None = None
@@ -257,7 +270,11 @@ class PageFetch:
         conditional: Headers = ()
         if self._recrawl is not None:  # a revisit asks with the stored validators
             previous, hint, conditional = self._recrawl.request(lease)
-        res = await self._fetcher.fetch(lease.url, conditional)
+        if lease.handler is not None:
+            async with self._documents:  # each may hold --max-document-bytes twice
+                res = await self._fetcher.fetch_document(lease.url, conditional)
+        else:
+            res = await self._fetcher.fetch(lease.url, conditional)
         crashpoints.reached(CrashPoint.FETCHED)
         now = self._clock()
         if res.sent_at is not None:  # connection set-up delayed the request: gap from here
@@ -281,19 +298,16 @@ class PageFetch:
         quota = self._settings.fetch.quota_status
         if quota and res.status == quota:
             self._on_quota(lease.url)
-        ctype = res.header("Content-Type")
-        handler = None
-        if res.outcome is Outcome.OK:
-            handler = self._handlers.select(ctype, res.body[:HEAD_BYTES])
+        handler = self._handler_for(lease, res) if res.outcome is Outcome.OK else None
         if handler is not None:
             keep = self._settings.fetch.max_parsed
             # parse cost is bounded: only the head of a page is parsed (other formats are
             # bounded by their handlers' own size limits)
-            if handler.name == "html" and len(res.body) > keep:
+            if handler == "html" and len(res.body) > keep:
                 res = dataclasses.replace(res, body=res.body[:keep])
                 c.hostile["parse-cut"] += 1
             page = FetchedPage(
-                lease, res, retry_after, handler=handler.name, previous=previous, hint=hint
+                lease, res, retry_after, handler=handler, previous=previous, hint=hint
             )
             await self._parse_stage.put(page)
         else:
@@ -310,3 +324,12 @@ class PageFetch:
                 hint=hint,
             )
             await self._store_stage.put(page)
+
+    def _handler_for(self, lease: LeasedUrl, res: FetchResult) -> str | None:
+        """The content handler that reads an OK answer: the one the URL was admitted
+        as a document for, else the one its media type and first bytes select (None:
+        not parsed)."""
+        if lease.handler is not None:
+            return lease.handler
+        handler = self._handlers.select(res.header("Content-Type"), res.body[:HEAD_BYTES])
+        return handler.name if handler is not None else None

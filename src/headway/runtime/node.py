@@ -387,9 +387,9 @@ class Node:
                 raise
 
     def _admit_documents(
-        self, urls: Sequence[str], depth: int, via: str, fp: int | None
+        self, urls: Sequence[str], depth: int, via: str, fp: int | None, handler: str | None
     ) -> list[UrlEntry]:
-        return self.admission.admit_documents(urls, depth, via, fp)
+        return self.admission.admit_documents(urls, depth, via, fp, handler)
 
     def _pause_for_quota(self, url: str) -> None:
         if not self._paused_for_quota:

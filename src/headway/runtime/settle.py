@@ -100,7 +100,7 @@ def _decide_fetched(
     if parsed is not None and parsed.documents:
         # feeds a page announces, child sitemaps of an index: nesting is capped
         discovered += admission.admit_documents(
-            parsed.documents, lease.depth + 1, lease.url, lease.fp
+            parsed.documents, lease.depth + 1, lease.url, lease.fp, parsed.documents_handler
         )
     if outcome is Outcome.REDIRECT:
         location = res.header("Location")
@@ -109,5 +109,7 @@ def _decide_fetched(
             note = f"bad redirect location {location!r}"
         else:
             note = f"redirect -> {target}"
-            discovered = admission.admit_redirect(target, lease.url, lease.depth)
+            discovered = admission.admit_redirect(
+                target, lease.url, lease.depth, handler=lease.handler
+            )
     return Settlement(completion, tuple(discovered), note)

@@ -133,6 +133,13 @@ class FetchSettings:
     max_parsed: int = _opt(
         1 * MIB, "decoded bytes of a page that are parsed (the WARC keeps the whole body)", min=1024
     )
+    max_document_bytes: int = _opt(
+        50 * MIB,
+        "bytes of a sitemap or feed kept, raw and decoded (instead of --max-body and "
+        "--max-decoded); the default is the sitemap protocol's 50 MB per file; a longer "
+        "one is refused as truncated",
+        min=1024,
+    )
     non_html: str = _opt(
         "store", "non-HTML responses: store in WARC or skip", choices=("store", "skip")
     )

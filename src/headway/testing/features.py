@@ -19,6 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from headway.testing.graph import (
+    FAULT_LINKS,
+    LARGE_SITEMAP_PATH,
+    LARGE_SITEMAP_URLS,
     SITEMAP_LINKS,
     SITEMAP_PATHS,
     Feature,
@@ -30,6 +33,7 @@ from headway.testing.graph import (
     links_of,
     near_dup_group,
     robots_body,
+    sitemaps_named,
 )
 
 HTML_TYPE = "text/html; charset=utf-8"
@@ -43,6 +47,7 @@ _TEXT = (
     "garnet heron inlet jasper knoll ledger mosaic nimbus opal pebble quill reef sierra"
 )
 _WORDS = tuple(_TEXT.split())
+_FAULT_DOCUMENTS = frozenset({"/sitemap-empty.xml", *FAULT_LINKS})
 
 
 _ENTITY_BOMB = (
@@ -117,14 +122,18 @@ class Renderer:
                 return Reply(404, "text/plain", b"no robots.txt\n")
             if not 200 <= spec.robots_status < 300:
                 return Reply(spec.robots_status, "text/plain", b"robots.txt unavailable\n")
-            if Feature.SITEMAPS in spec.features:
-                body += f"Sitemap: {self._origins[host]}/sitemap.xml\n"
+            for named in sitemaps_named(spec):
+                body += f"Sitemap: {self._origins[host]}{named}\n"
             return Reply(spec.robots_status, "text/plain; charset=utf-8", body.encode())
         answer = kind_of(spec, path)
         if Feature.SITEMAPS in spec.features and path in SITEMAP_PATHS:
             document = self._document(host, path)
             if document is not None:
                 return document
+        if Feature.SITEMAP_FAULTS in spec.features and path in _FAULT_DOCUMENTS:
+            return self._fault_document(host, path)
+        if Feature.LARGE_SITEMAP in spec.features and path == LARGE_SITEMAP_PATH:
+            return self._large_sitemap(host)
         if answer.kind is Kind.REDIRECT and answer.target is not None:
             location = answer.target
             if path.startswith("/r/") and int(path[3:]) % 2 == 0:
@@ -166,6 +175,44 @@ class Renderer:
         if path == "/sitemap-big.xml.gz":
             return Reply(200, "application/x-gzip", _gzip_bomb())
         return None
+
+    def _fault_document(self, host: int, path: str) -> Reply:
+        """The documents of ``Feature.SITEMAP_FAULTS`` (``graph.FAULT_PATHS``)."""
+        if path == "/sitemap-empty.xml":
+            return Reply(200, "application/xml", b"")
+        origin = self._origins[host]
+        (target,) = FAULT_LINKS[path]
+        if path == "/sitemap-plain.xml":
+            body = (
+                '<?xml version="1.0" encoding="UTF-8"?>\n'
+                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                f"<url><loc>{origin}{target}</loc></url></urlset>\n"
+            )
+            return Reply(200, "text/plain; charset=utf-8", body.encode())
+        page = (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f"<title>{html.escape(path)}</title>\n</head>\n<body>\n"
+            f'<p>Not a document.</p><a href="{target}">more</a>\n</body>\n</html>\n'
+        )
+        return Reply(200, HTML_TYPE, page.encode(), html=True)
+
+    def _large_sitemap(self, host: int) -> Reply:
+        """``Feature.LARGE_SITEMAP``'s urlset: over 1 MB, uncompressed."""
+        origin = self._origins[host]
+        last = LARGE_SITEMAP_URLS - 1
+        entries = [
+            f"<url><loc>{origin}/listed/{i}</loc><changefreq>monthly</changefreq></url>\n"
+            for i in range(last)
+        ]
+        # a date in the future counts as today: the last entry is ranked first
+        entries.append(f"<url><loc>{origin}/listed/{last}</loc><lastmod>2100-01-01</lastmod></url>")
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+            + "".join(entries)
+            + "\n</urlset>\n"
+        )
+        return Reply(200, "application/xml", body.encode())
 
     def _other(self, path: str, status: int) -> Reply:
         if status == 200 and path == "/file.pdf":

@@ -42,6 +42,8 @@ class Feature(StrEnum):
     NEAR_DUPS = "near-dups"  # a labelled set of near-duplicate pages (see near_dup_group)
     SPAM = "spam"  # every /p/ page is a thin near-duplicate full of links
     SITEMAPS = "sitemaps"  # robots.txt names a sitemap index; the home page a feed
+    SITEMAP_FAULTS = "sitemap-faults"  # sitemaps and a feed that are not (see FAULT_PATHS)
+    LARGE_SITEMAP = "large-sitemap"  # robots.txt names a sitemap of over 1 MB uncompressed
 
 
 FEATURES = frozenset(str(f) for f in Feature)
@@ -199,7 +201,33 @@ SITEMAP_LINKS: dict[str, tuple[str, ...]] = {
     "/sitemap-pages.xml.gz": ("/hidden/sitemap", "/private/2"),
     "/feed.xml": ("/hidden/feed",),
 }
+#: ``Feature.SITEMAP_FAULTS``: robots.txt names ``/sitemap-html.xml`` (an HTML page
+#: linking ``/lure/sitemap``), ``/sitemap-empty.xml`` (an empty body) and
+#: ``/sitemap-plain.xml`` (a good sitemap served as text/plain, listing
+#: ``/hidden/plain``); the home page announces ``/feed-html.xml`` as an RSS feed, an HTML
+#: page linking ``/lure/feed``. A crawler reads each as what it was named as: the two
+#: lures are never fetched.
+FAULT_PATHS: dict[str, Answer] = {
+    "/sitemap-html.xml": Answer(Kind.OTHER, 200),
+    "/sitemap-empty.xml": Answer(Kind.OTHER, 200),
+    "/sitemap-plain.xml": Answer(Kind.DOCUMENT, 200),
+    "/feed-html.xml": Answer(Kind.OTHER, 200),
+    "/lure/sitemap": Answer(Kind.HTML, 200),
+    "/lure/feed": Answer(Kind.HTML, 200),
+    "/hidden/plain": Answer(Kind.HTML, 200),
+}
+FAULT_LINKS: dict[str, tuple[str, ...]] = {
+    "/sitemap-html.xml": ("/lure/sitemap",),
+    "/sitemap-plain.xml": ("/hidden/plain",),
+    "/feed-html.xml": ("/lure/feed",),
+}
+#: ``Feature.LARGE_SITEMAP``: robots.txt names ``/sitemap-large.xml``, an uncompressed
+#: urlset of this many URLs ``/listed/0`` ... (over 1 MB), served as application/xml;
+#: only its last entry has a ``<lastmod>``.
+LARGE_SITEMAP_URLS = 15_000
+LARGE_SITEMAP_PATH = "/sitemap-large.xml"
 _ND = re.compile(r"/nd/(0|[1-9][0-9]?)(/date|/ad|/sid-5e55105d)?")
+_LISTED = re.compile(r"/listed/(0|[1-9][0-9]{0,8})")
 _PAGE = re.compile(r"/(p|r)/(0|[1-9][0-9]{0,8})")
 _CAL = re.compile(r"/cal/([0-9]{4})/([0-9]{2})")
 
@@ -219,6 +247,14 @@ def kind_of(spec: HostSpec, path: str) -> Answer:
         return NOT_FOUND
     if path in SITEMAP_PATHS and Feature.SITEMAPS in spec.features:
         return SITEMAP_PATHS[path]
+    if path in FAULT_PATHS and Feature.SITEMAP_FAULTS in spec.features:
+        return FAULT_PATHS[path]
+    if Feature.LARGE_SITEMAP in spec.features:
+        if path == LARGE_SITEMAP_PATH:
+            return Answer(Kind.DOCUMENT, 200)
+        listed = _LISTED.fullmatch(path)
+        if listed and int(listed[1]) < LARGE_SITEMAP_URLS:
+            return Answer(Kind.HTML, 200)
     if path.startswith("/nd/") and Feature.NEAR_DUPS in spec.features:
         return Answer(Kind.HTML, 200) if near_dup_group(path) is not None else NOT_FOUND
     if path in FIXED:
@@ -273,9 +309,15 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             links.extend(Link(host, p) for p in near_dup_paths())
         if Feature.SITEMAPS in spec.features:
             links.append(Link(host, "/feed.xml", feed=True))
+        if Feature.SITEMAP_FAULTS in spec.features:
+            links.append(Link(host, "/feed-html.xml", feed=True))
         links.append(Link(host, "/nofollow-target", nofollow=True))
     elif path in SITEMAP_LINKS and Feature.SITEMAPS in spec.features:
         links = [Link(host, p) for p in SITEMAP_LINKS[path]]
+    elif path in FAULT_LINKS and Feature.SITEMAP_FAULTS in spec.features:
+        links = [Link(host, p) for p in FAULT_LINKS[path]]
+    elif path == LARGE_SITEMAP_PATH and Feature.LARGE_SITEMAP in spec.features:
+        links = [Link(host, f"/listed/{i}") for i in range(LARGE_SITEMAP_URLS)]
     elif path.startswith("/p/"):
         pages = spec.pages
         links.append(local(f"/p/{(int(path[3:]) + 1) % pages}"))
@@ -302,6 +344,18 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             if 1 <= y <= 9999:
                 links.append(Link(host, cal_path(y, m), LinkForm.RELATIVE))
     return tuple(links)
+
+
+def sitemaps_named(spec: HostSpec) -> tuple[str, ...]:
+    """Paths of the sitemaps a host's robots.txt names (``Sitemap:`` lines)."""
+    named: list[str] = []
+    if Feature.SITEMAPS in spec.features:
+        named.append("/sitemap.xml")
+    if Feature.SITEMAP_FAULTS in spec.features:
+        named += ["/sitemap-html.xml", "/sitemap-empty.xml", "/sitemap-plain.xml"]
+    if Feature.LARGE_SITEMAP in spec.features:
+        named.append(LARGE_SITEMAP_PATH)
+    return tuple(named)
 
 
 def robots_body(spec: HostSpec) -> str | None:
@@ -349,13 +403,8 @@ def expected_urls(
         spec = web.spec_for(host)
         answer = kind_of(spec, path)
         nxt: list[tuple[int, str]] = []
-        if (
-            Feature.SITEMAPS in spec.features
-            and robots_body(spec) is not None
-            and 200 <= spec.robots_status < 300
-            and (host, "/sitemap.xml") not in seen
-        ):
-            nxt.append((host, "/sitemap.xml"))  # named by robots.txt
+        if robots_body(spec) is not None and 200 <= spec.robots_status < 300:
+            nxt.extend((host, p) for p in sitemaps_named(spec))  # named by robots.txt
         if answer.kind is Kind.REDIRECT and answer.target is not None:
             nxt.append((host, answer.target))
         elif answer.kind is Kind.DOCUMENT:
