@@ -133,3 +133,32 @@ async def test_a_document_over_max_document_bytes_is_refused_as_cut(tmp_path: Pa
     assert entry["truncated"] == "length" and entry["bytes"] == 256 * 1024, entry
     assert entry["error"].startswith("sitemap refused: truncated"), entry
     assert not [p for p in paths if p.startswith("/listed/")]
+
+
+def _most_at_once(intervals: list[tuple[float, float]]) -> int:
+    """The largest number of the (start, end) intervals that overlap at one moment."""
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    most = now = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    return most
+
+
+async def test_a_node_fetches_at_most_two_documents_at_once(tmp_path: Path) -> None:
+    # four hosts whose every answer takes 0.3 s, each naming four documents: without
+    # the bound their documents would be asked for side by side
+    spec = SimWebSpec(
+        hosts=4,
+        host_spec=HostSpec(
+            pages=1, links_per_page=1, features=frozenset({"sitemap-faults"}), delay=0.3
+        ),
+        cross_links=0.0,
+    )
+    documents = {"/sitemap-html.xml", "/sitemap-empty.xml", "/sitemap-plain.xml", "/feed-html.xml"}
+    async with SimWeb(spec) as web:
+        summary = await Node(crawl_settings(tmp_path / "c", delay=0.02), web.seeds()).run()
+        asked = [(r.start, r.end) for r in web.log if r.path in documents]
+    assert summary.stopped_by == "finished"
+    assert len(asked) == 16
+    assert _most_at_once(asked) <= 2
