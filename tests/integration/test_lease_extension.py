@@ -24,7 +24,7 @@ LEASE_ARGS = (
     *("--metrics-interval", "0.5"),
 )
 LEASE = 2.0
-PARSE_SLEEP = 0.5
+PARSE_SLEEP = 0.8  # long enough that the wait passes a lease even on a loaded machine
 
 
 def test_pages_waiting_for_a_slow_parser_keep_their_leases(
