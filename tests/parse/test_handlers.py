@@ -134,12 +134,28 @@ def test_a_sitemap_is_read_whatever_media_type_it_came_with(content_type: str | 
         assert (page.links, page.refused) == (("http://a.test/x",), None), content_type
 
 
+def test_a_text_sitemap_gives_the_urls_of_its_lines() -> None:
+    body = b"\xef\xbb\xbfhttp://a.test/x\r\n\n  https://b.test/y?q=1  \nnot a url\nftp://c.test/\n"
+    for sent in (body, gzip.compress(body)):
+        task = ParseTask(
+            url="http://a.test/s.txt", body=sent, content_type="text/plain", handler="sitemap"
+        )
+        page = run_task(task)
+        assert (page.links, page.refused) == (("http://a.test/x", "https://b.test/y?q=1"), None)
+    many = b"".join(b"http://a.test/%d\n" % i for i in range(50_001))
+    task = ParseTask(
+        url="http://a.test/s.txt", body=many, content_type="text/plain", handler="sitemap"
+    )
+    refused = run_task(task).refused
+    assert refused is not None and refused.startswith("too-many-entries: 50001")
+
+
 HTML_PAGE = b"<!DOCTYPE html><html><head><meta charset=utf-8>"
 NOT_DOCUMENTS = [
     ("sitemap", "text/html", HTML_PAGE, "not-a-sitemap: an HTML page (text/html)"),
     ("sitemap", "application/xml", b"\n <html><p>hi<br></html>", "not-a-sitemap: an HTML page"),
     ("sitemap", "application/xml", b"", "xml-malformed: empty document"),
-    ("sitemap", "text/plain", b"http://a.test/x\n", "xml-malformed: "),
+    ("sitemap", "text/plain", b"just some prose\nno URL here\n", "not-a-sitemap: text without"),
     ("sitemap", "application/xml", b"<rss><channel/></rss>", "not-a-sitemap: root element <rss>"),
     ("feed", "text/html", b"<html><a href=/x>x</a></html>", "not-a-feed: an HTML page (text/html)"),
     ("feed", "application/rss+xml", b"  ", "xml-malformed: empty document"),

@@ -15,6 +15,10 @@ Contract of ``parse_sitemap(url, body, ...)``:
   the reason. Never raises. The handler reads whatever media type the body came with
   (a URL admitted as a sitemap is read by it, see ``headway.parse.handlers``); an HTML
   page is refused as ``not-a-sitemap: an HTML page``.
+- A body that is not markup (its first character, after a byte-order mark and white
+  space, is not ``<``) is a text sitemap (the protocol's other format): one absolute
+  ``http``/``https`` URL a line, UTF-8, the same limits. Other lines are skipped; a body
+  without a URL line is refused as ``not-a-sitemap``.
 - ``parse_w3c_datetime`` reads a W3C datetime (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``,
   or a full date and time with a zone) to epoch seconds (UTC when no zone); None when it
   is not one.
@@ -36,6 +40,7 @@ from headway.parse.xmldoc import (
     load_xml,
     local_name,
     name_html_refusal,
+    unpack,
 )
 from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions
 
@@ -101,6 +106,9 @@ def parse_sitemap(
     truncated: str | None = None,
 ) -> ParsedPage:
     """Links (urlset) or child sitemaps (index) of one sitemap; see the module contract."""
+    text, refused = unpack(body, limits, truncated=truncated)
+    if refused is None and _is_text(text):
+        return _text_sitemap(url, text, limits, options)
     loaded = load_xml(body, limits, truncated=truncated)
     if loaded.refused is not None:
         return _empty(loaded.refused)
@@ -121,6 +129,30 @@ def parse_sitemap(
     return ParsedPage(
         urls, 0, False, False, None, None, "utf-8", None, len(entries), "sitemap",
         hints=hints,
+    )  # fmt: skip
+
+
+def _is_text(body: bytes) -> bool:
+    """Not markup: a body whose first character is not ``<`` (an empty body is left to
+    the XML reader, which refuses it as empty)."""
+    head = body[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return bool(head) and not head.startswith(b"<")
+
+
+def _text_sitemap(url: str, body: bytes, limits: XmlLimits, options: CanonOptions) -> ParsedPage:
+    """A text sitemap: the absolute http(s) URLs of its lines (see the module contract)."""
+    lines = [
+        line.strip()
+        for line in body.decode("utf-8-sig", "replace").splitlines()
+        if line.strip()[:8].lower().startswith(("http://", "https://"))
+    ]
+    if not lines:
+        return _empty(f"{REFUSED_NOT_SITEMAP}: text without a URL line")
+    if len(lines) > limits.max_entries:
+        return _empty(f"{REFUSED_TOO_MANY}: {len(lines)} entries, at most {limits.max_entries}")
+    urls, _ = entry_links(lines, lambda line: (line, None, None), url, options)
+    return ParsedPage(
+        urls, 0, False, False, None, None, "utf-8", None, len(lines), "sitemap"
     )  # fmt: skip
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "gunzip_head",
     "load_xml",
     "local_name",
+    "unpack",
 ]
 
 #: The sitemap protocol's size limit per file (uncompressed), used for feeds too.
@@ -111,23 +112,36 @@ def _declares_entities(root: Any) -> bool:
     return dtd is not None and any(True for _ in dtd.iterentities())
 
 
+def unpack(
+    body: bytes, limits: XmlLimits, *, truncated: str | None = None
+) -> tuple[bytes, str | None]:
+    """A document's bytes, decompressed when gzipped, and None; or the reason it is
+    refused (cut by the fetch, over ``limits.max_bytes`` before or after decompression,
+    a corrupt gzip stream) with ``b""``. The first step of ``load_xml``, also for
+    documents that are not XML (text sitemaps)."""
+    if truncated:
+        return b"", f"{REFUSED_TRUNCATED}: body cut by the fetch ({truncated})"
+    if len(body) > limits.max_bytes:
+        return b"", f"{REFUSED_TOO_LARGE}: over {limits.max_bytes} bytes"
+    if body.startswith(GZIP_MAGIC):
+        try:
+            inflated = _gunzip(body, limits.max_bytes)
+        except zlib.error as exc:
+            return b"", f"{REFUSED_MALFORMED}: bad gzip ({exc})"
+        if inflated is None:
+            return b"", f"{REFUSED_TOO_LARGE}: over {limits.max_bytes} bytes uncompressed"
+        body = inflated
+    return body, None
+
+
 def load_xml(
     body: bytes, limits: XmlLimits = XmlLimits(), *, truncated: str | None = None
 ) -> XmlLoad:
     """Parse ``body`` safely (see the module contract). ``truncated``: the fetch cut the
     body (it is refused: a partial document is not the document)."""
-    if truncated:
-        return XmlLoad(None, f"{REFUSED_TRUNCATED}: body cut by the fetch ({truncated})")
-    if len(body) > limits.max_bytes:
-        return XmlLoad(None, f"{REFUSED_TOO_LARGE}: over {limits.max_bytes} bytes")
-    if body.startswith(GZIP_MAGIC):
-        try:
-            inflated = _gunzip(body, limits.max_bytes)
-        except zlib.error as exc:
-            return XmlLoad(None, f"{REFUSED_MALFORMED}: bad gzip ({exc})")
-        if inflated is None:
-            return XmlLoad(None, f"{REFUSED_TOO_LARGE}: over {limits.max_bytes} bytes uncompressed")
-        body = inflated
+    body, refused = unpack(body, limits, truncated=truncated)
+    if refused is not None:
+        return XmlLoad(None, refused)
     if not body.strip():
         return XmlLoad(None, f"{REFUSED_MALFORMED}: empty document")
     try:
