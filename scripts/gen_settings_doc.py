@@ -132,6 +132,8 @@ def _num(x: float) -> str:
 def _range(key: Key) -> str:
     if key.choices:
         return ", ".join(f"`{c}`" for c in key.choices)
+    if key.above is not None:
+        return f"> {_num(key.above)}" + (f", <= {_num(key.max)}" if key.max is not None else "")
     if key.min is not None and key.max is not None:
         return f"{_num(key.min)} .. {_num(key.max)}"
     if key.min is not None:

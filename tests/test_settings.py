@@ -116,23 +116,40 @@ def test_recrawl_is_off_by_default_with_documented_bounds() -> None:
         2_592_000.0,
         0.5,
     )
-    short = build_settings({"user_agent": UA, "revisit_min": "0.5", "revisit_max": 3}).recrawl
+    short = build_settings(
+        {"user_agent": UA, "recrawl": True, "revisit_min": "0.5", "revisit_max": 3}
+    ).recrawl
     assert (short.revisit_min, short.revisit_max) == (0.5, 3.0)
+    # turned off on purpose (e.g. a settings file kept for recrawl runs): accepted
+    off = build_settings({"user_agent": UA, "recrawl": False, "revisit_min": 60}).recrawl
+    assert (off.recrawl, off.revisit_min) == (False, 60.0)
 
 
 @pytest.mark.parametrize(
     ("values", "key", "message"),
     [
-        ({"revisit_min": 0}, "recrawl.revisit_min", "positive number of seconds"),
-        ({"revisit_max": "0"}, "recrawl.revisit_max", "positive number of seconds"),
+        ({"revisit_min": 0}, "recrawl.revisit_min", "greater than 0"),
+        ({"revisit_max": "0"}, "recrawl.revisit_max", "greater than 0"),
+        ({"revisit_min": -1}, "recrawl.revisit_min", "greater than 0"),
         ({"revisit_min": 10, "revisit_max": 5}, "recrawl.revisit_max", "at least revisit_min"),
-        ({"revisit_min": "soon"}, "recrawl.revisit_min", "expected a number"),
+        ({"revisit_min": "soon"}, "recrawl.revisit_min", "expected a number greater than 0"),
         ({"recrawl_share": 1.5}, "recrawl.recrawl_share", r"within \[0, 1\]"),
         ({"recrawl": "maybe"}, "recrawl.recrawl", "true or false"),
     ],
 )
 def test_recrawl_settings_are_checked(values: dict[str, object], key: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as err:
-        build_settings({"user_agent": UA, **values})
+        build_settings({"user_agent": UA, "recrawl": True, **values})
     assert err.value.key == key
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("revisit_min", 60), ("revisit_max", 1e7), ("recrawl_share", 1)]
+)
+def test_a_recrawl_setting_without_recrawl_is_an_error(name: str, value: float) -> None:
+    # a forgotten --recrawl: the setting would be silently ignored
+    with pytest.raises(ConfigError, match="without --recrawl; add --recrawl") as err:
+        build_settings({"user_agent": UA, name: value})
+    assert err.value.key == f"recrawl.{name}"
     assert "\n" not in str(err.value)

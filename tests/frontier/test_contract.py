@@ -429,6 +429,55 @@ def test_failed_and_requeue_keep_the_fetch_count(store: FrontierStore) -> None:
     assert (c.queued, c.failed, c.done) == (0, 1, 0)
 
 
+def test_parked_revisits_wait_aside_and_come_back_with_their_due_times(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    store.add([entry(u) for u in urls("a.test", 3)], now=0)
+    store.add([entry("http://b.test/only")], now=0)
+    got = {u.url: u for u in lease(store, "a.test", 3, now=0, lease_seconds=60)}
+    (b,) = lease(store, "b.test", 1, now=0, lease_seconds=60)
+    store.complete(
+        [
+            Completion(got["http://a.test/p0"].id, Settle.DONE, revisit_at=50, validators="v0"),
+            Completion(got["http://a.test/p1"].id, Settle.DONE, revisit_at=900, validators="v1"),
+            Completion(got["http://a.test/p2"].id, Settle.DONE),
+            Completion(b.id, Settle.DONE, revisit_at=70, validators="vb"),
+        ],
+        [entry("http://a.test/new")],
+        now=1,
+    )
+    c = store.counts()
+    assert (c.queued, c.done, c.fetched, c.revisits_parked) == (4, 1, 4, 0)
+    assert store.park_revisits() == 3
+    assert store.park_revisits() == 0
+    c = store.counts()
+    # only the new URL is left in the queue: the crawl can end without the revisits
+    assert (c.queued, c.leased, c.done, c.revisits_parked, c.hosts_queued) == (1, 0, 1, 3, 1)
+    assert [h for h, _ in store.ready_hosts(now=1e9, limit=10)] == ["a.test"]
+    (new,) = lease(store, "a.test", 10, now=1e9, lease_seconds=60)
+    assert new.url == "http://a.test/new"
+    store.complete([Completion(new.id, Settle.DONE)], [], now=2)
+    assert store.next_ready_time() is None and store.counts().queued == 0
+    # parked pages are never shed, and survive a reopen
+    store.close()
+    store = open_store()
+    assert store.counts().revisits_parked == 3
+    assert store.unpark_revisits() == 3
+    assert store.unpark_revisits() == 0
+    c = store.counts()
+    assert (c.queued, c.revisits_parked, c.done, c.fetched) == (3, 0, 2, 5)
+    assert store.next_ready_time() == 50
+    assert lease(store, "a.test", 5, now=49, lease_seconds=60) == []
+    (p0,) = lease(store, "a.test", 5, now=50, lease_seconds=60)
+    assert (p0.url, p0.validators, p0.fetches) == ("http://a.test/p0", "v0", 1)
+    (vb,) = lease(store, "b.test", 5, now=70, lease_seconds=60)
+    assert (vb.url, vb.validators) == ("http://b.test/only", "vb")
+    assert lease(store, "a.test", 5, now=899, lease_seconds=60) == []
+    (p1,) = lease(store, "a.test", 5, now=900, lease_seconds=60)
+    assert (p1.url, p1.validators, p1.fetches) == ("http://a.test/p1", "v1", 1)
+
+
 # -- persistence ---------------------------------------------------------------------
 
 

@@ -4,8 +4,11 @@ politeness across new and revisit fetches."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+import logging
+import sqlite3
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.store import UrlState
 from headway.policy.revisit import decode
 from headway.runtime.node import Node
 from headway.store.warc import NOT_MODIFIED_PROFILE
@@ -277,3 +281,120 @@ async def test_sitemap_and_feed_hints_set_the_first_interval(tmp_path: Path) -> 
     assert first["hidden/sitemap"] == 86_400.0  # daily
     assert first["hidden/feed"] == 1e6  # changed years ago: the longest interval
     assert first["p/0"] == 1000.0  # no hint: sqrt(min * max)
+
+
+def _frontier_rows(out: Path) -> dict[str, tuple[int, float, str | None, int]]:
+    """url -> (state, not_before, validators, fetches) of a SQLite frontier file."""
+    con = sqlite3.connect(f"file:{out / 'frontier.sqlite3'}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT url, state, not_before, validators, fetches FROM urls")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "redis"])
+async def test_a_run_without_recrawl_leaves_the_revisits_waiting_for_a_later_recrawl(
+    tmp_path: Path, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture, store: str
+) -> None:
+    spec = SimWebSpec(
+        hosts=2,
+        host_spec=HostSpec(pages=3, links_per_page=2, validators=True),
+        cross_links=0.0,
+        seed=4,
+    )
+    out = tmp_path / "c"
+    extra: dict[str, Any] = {}
+    if store == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        extra = {"store": server.url, "crawl_id": f"park-{tmp_path.name}"}
+    recrawl = {"recrawl": True, "revisit_min": 0.5, "revisit_max": 1.0}
+    async with SimWeb(spec) as web:
+        old, new = web.hosts
+        seeds = web.seeds()
+        # a shared crawl keeps the seeds it was created with: there both hosts are
+        # crawled from the start, and the second run has no new URL to fetch
+        first_seeds = seeds[:1] if store == "sqlite" else seeds
+        new_hosts = {new} if store == "sqlite" else set()
+        # 1: a recrawl of the first host only
+        first = await Node(
+            crawl_settings(out, delay=DELAY, max_duration=2, **recrawl, **extra), first_seeds
+        ).run()
+        assert first.recrawl is not None and first.recrawl.revisits > 0
+        waiting = first.frontier.queued
+        assert waiting >= 4 and first.frontier.done == 0
+        before = _frontier_rows(out) if store == "sqlite" else {}
+        await asyncio.sleep(1.2)  # every page of the first host is now due
+
+        # 2: without --recrawl, with a new seed: the new host is crawled, the due
+        # revisits are not fetched, and the crawl ends by itself
+        mark = len(web.log)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="headway"):
+            second = await Node(
+                crawl_settings(out, delay=DELAY, max_duration=30, **extra), seeds
+            ).run()
+        assert second.stopped_by == "finished"
+        run2 = page_requests(web.log[mark:])
+        assert {r.host for r in run2} == new_hosts, [(r.host, r.path) for r in run2]
+        assert not [r for r in run2 if r.if_none_match or r.if_modified_since]
+        assert second.frontier.revisits_parked == waiting
+        assert second.frontier.queued == 0
+        notes = [
+            r.getMessage() for r in caplog.records if "wait for their revisit" in r.getMessage()
+        ]
+        assert notes == [
+            f"{waiting} pages wait for their revisit (an earlier --recrawl run); they are left "
+            "waiting: run with --recrawl to continue them"
+        ]
+        if store == "sqlite":
+            after = _frontier_rows(out)
+            for url, (state, due, validators, fetches) in before.items():
+                if state != UrlState.QUEUED:
+                    continue
+                # parked with the due time and validators the first run stored
+                assert after[url] == (UrlState.PARKED, due, validators, fetches), url
+
+        # 3: --recrawl again: every waiting page is revisited with its validators
+        mark = len(web.log)
+        third = await Node(
+            crawl_settings(out, delay=DELAY, max_duration=2.5, **recrawl, **extra), seeds
+        ).run()
+        assert third.frontier.revisits_parked == 0
+        run3 = page_requests(web.log[mark:])
+    revisited = {(r.host, r.path) for r in run3 if r.if_none_match and r.status == 304}
+    recrawled = {(r.host, r.path) for r in page_requests(web.log) if r.host not in new_hosts}
+    assert revisited == recrawled
+    if store == "sqlite":
+        for url, (state, due, _, _) in before.items():
+            if state == UrlState.QUEUED:
+                r = next(r for r in run3 if web.url(r.host, r.path) == url)
+                assert r.wall >= due - 0.05, (url, r.wall, due)
+
+
+@pytest.mark.parametrize("recrawl", [False, True], ids=["crawl", "recrawl"])
+async def test_max_pages_counts_the_fetches_of_earlier_runs(tmp_path: Path, recrawl: bool) -> None:
+    spec = SimWebSpec(
+        hosts=1, host_spec=HostSpec(pages=20, links_per_page=3, validators=True), seed=2
+    )
+    out = tmp_path / "c"
+    options: dict[str, Any] = {"delay": 0.02, "max_duration": 30}
+    if recrawl:  # three pages, revisited again and again
+        spec = SimWebSpec(hosts=1, host_spec=HostSpec(pages=2, links_per_page=2, validators=True))
+        options |= {"recrawl": True, "revisit_min": 0.05, "revisit_max": 0.05}
+    async with SimWeb(spec) as web:
+        first = await Node(crawl_settings(out, max_pages=8, **options), web.seeds()).run()
+        assert first.stopped_by == "max-pages"
+        assert len(page_requests(web.log)) == 8
+        # the same command again: the budget is spent, nothing more is fetched
+        mark = len(web.log)
+        again = await Node(crawl_settings(out, max_pages=8, **options), web.seeds()).run()
+        assert again.stopped_by == "max-pages"
+        assert page_requests(web.log[mark:]) == []
+        # a larger budget fetches only the difference
+        mark = len(web.log)
+        more = await Node(crawl_settings(out, max_pages=11, **options), web.seeds()).run()
+        assert more.stopped_by == "max-pages"
+        assert len(page_requests(web.log[mark:])) == 3
+    if recrawl:
+        assert any(r.if_none_match for r in page_requests(web.log))

@@ -95,7 +95,7 @@ def test_other_answers_and_other_settlements_are_not_revisited() -> None:
 
 def test_progress_line_shows_revisits() -> None:
     stats = NodeStats(recrawl=RecrawlStats(revisits=6, changed=2, unchanged=4, not_modified=3))
-    assert "revisits 6 (changed 2 unchanged 4, 304 3)" in progress_text(stats)
+    assert "revisits fetched 6 (changed 2 unchanged 4, 304 3)" in progress_text(stats)
     assert "revisits" not in progress_text(NodeStats())
 
 

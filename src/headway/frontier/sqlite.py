@@ -23,9 +23,10 @@ Schema (version 3; a file of version 1 or 2 is upgraded in place when opened):
   handler a document was admitted to be read with, NULL for a link) with partial indexes:
   ``(host_id, priority, id)`` and ``(host_id, not_before)`` on queued rows (leasing,
   host budget, host ready time), ``(priority, id)`` on queued rows (global shedding),
-  ``(lease_expires)`` on leased rows.
+  ``(lease_expires)`` on leased rows, ``(host_id)`` on parked rows.
   Shed URLs have no row; an evicted URL's row is deleted (its fp stays in ``seen``).
-- ``totals(name, value)``: queued/leased/done/failed/seen counters; ``shed(reason,
+- ``totals(name, value)``: queued/leased/done/failed/seen/fetched/parked counters
+  (``fetched``: DONE settlements, revisits included); ``shed(reason,
   count)``; ``meta(key, value)``.
 - ``payloads(digest, uri, date)``: first capture of each payload digest (revisits).
 - ``host_state(host, value)``: opaque per-host state strings of the node.
@@ -58,6 +59,7 @@ from headway.frontier.sqlite_rows import (
     FAILED,
     LEASED,
     MIGRATIONS,
+    PARKED,
     QUEUED,
     SCHEMA,
     SCHEMA_VERSION,
@@ -227,6 +229,7 @@ class SqliteFrontier:
                         )
                         tx.host(host_id).push(c.revisit_at)
                         tx.totals["queued"] += 1
+                        tx.totals["fetched"] += 1
                     elif c.settle is Settle.RETRY or c.settle is Settle.REQUEUE:
                         bump = 1 if c.settle is Settle.RETRY else 0
                         tx.conn.execute(
@@ -245,6 +248,7 @@ class SqliteFrontier:
                             (final, int(final == DONE), c.validators, url_id),
                         )
                         tx.totals["done" if final == DONE else "failed"] += 1
+                        tx.totals["fetched"] += int(final == DONE)
             return admit(tx, self._bloom, self._limits, self._totals["queued"], discovered)
 
     def ready_hosts(
@@ -350,6 +354,46 @@ class SqliteFrontier:
             log.info("dropped %d queued URLs of %s: %s", dropped, host, reason)
         return dropped
 
+    def park_revisits(self) -> int:
+        with self._tx() as tx:
+            # a page waiting for its revisit has REVISIT_PRIORITY: read through the
+            # queue's priority index, not by a scan of every queued URL
+            waiting = (
+                f"FROM urls INDEXED BY urls_queue WHERE state = {QUEUED} AND priority = ?"
+                " AND fetches > 0"
+            )
+            rows = tx.conn.execute(
+                f"SELECT host_id, count(*) {waiting} GROUP BY host_id", (REVISIT_PRIORITY,)
+            ).fetchall()
+            if not rows:
+                return 0
+            tx.conn.execute(
+                f"UPDATE urls SET state = {PARKED} WHERE id IN (SELECT id {waiting})",
+                (REVISIT_PRIORITY,),
+            )
+            parked = 0
+            for host_id, n in rows:
+                tx.host(host_id).pop(n)
+                parked += n
+            tx.totals["queued"] -= parked
+            tx.totals["parked"] += parked
+            return parked
+
+    def unpark_revisits(self) -> int:
+        with self._tx() as tx:
+            rows = tx.conn.execute(
+                f"SELECT host_id, not_before FROM urls INDEXED BY urls_parked"
+                f" WHERE state = {PARKED}"
+            ).fetchall()
+            if not rows:
+                return 0
+            tx.conn.execute(f"UPDATE urls SET state = {QUEUED} WHERE state = {PARKED}")
+            for host_id, not_before in rows:
+                tx.host(host_id).push(not_before)
+            tx.totals["parked"] -= len(rows)
+            tx.totals["queued"] += len(rows)
+            return len(rows)
+
     def reclaim_expired(self, now: float, limit: int = 1000) -> int:
         with self._tx() as tx:
             rows = tx.conn.execute(
@@ -427,6 +471,8 @@ class SqliteFrontier:
             seen=t["seen"],
             hosts_queued=hosts_queued,
             shed={r: self._shed.get(r, 0) for r in SHED_REASONS},
+            fetched=t["fetched"],
+            revisits_parked=t["parked"],
         )
 
     def get_meta(self, key: str) -> str | None:

@@ -53,6 +53,8 @@ def read_counts(path: Path) -> FrontierCounts:
         seen=totals.get("seen", 0),
         hosts_queued=hosts,
         shed={r: shed.get(r, 0) for r in SHED_REASONS},
+        fetched=totals.get("fetched", 0),
+        revisits_parked=totals.get("parked", 0),
     )
 
 

@@ -11,8 +11,8 @@ from headway.frontier.store import SHED_REASONS, UrlEntry, UrlState
 
 SCHEMA_VERSION = "3"
 CHUNK = 900  # host parameters per IN (...) query, far below SQLite's limit
-TOTALS = ("queued", "leased", "done", "failed", "seen")
-QUEUED, LEASED, DONE, FAILED = (int(s) for s in UrlState)
+TOTALS = ("queued", "leased", "done", "failed", "seen", "fetched", "parked")
+QUEUED, LEASED, DONE, FAILED, PARKED = (int(s) for s in UrlState)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY);
@@ -30,6 +30,7 @@ CREATE INDEX IF NOT EXISTS urls_host_queue ON urls(host_id, priority, id) WHERE 
 CREATE INDEX IF NOT EXISTS urls_host_wait ON urls(host_id, not_before) WHERE state = {QUEUED};
 CREATE INDEX IF NOT EXISTS urls_queue ON urls(priority, id) WHERE state = {QUEUED};
 CREATE INDEX IF NOT EXISTS urls_leases ON urls(lease_expires) WHERE state = {LEASED};
+CREATE INDEX IF NOT EXISTS urls_parked ON urls(host_id) WHERE state = {PARKED};
 CREATE TABLE IF NOT EXISTS totals (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS shed (reason TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;

@@ -11,6 +11,9 @@ Contract shared by every backend (the contract suite in ``tests/frontier`` check
 - Life of an admitted URL: QUEUED -> LEASED -> DONE | FAILED, or back to QUEUED on
   RETRY / REQUEUE, on an expired lease (``reclaim_expired``, any node's), on
   ``release_own_leases`` (this node's), or on DONE with ``revisit_at`` (a recrawl).
+  A page waiting for its revisit (QUEUED, fetched before) is PARKED by
+  ``park_revisits`` (a run without recrawl: it leaves the queue, keeping its due time and
+  validators) and QUEUED again, with the same due time, by ``unpark_revisits``.
 - A node keeps the leases of URLs still in its pipeline alive with ``extend_leases``
   (a heartbeat); a lease it no longer holds (settled, reclaimed, leased by another node)
   is never extended, so a lease only outlives its expiry while its node is alive.
@@ -49,6 +52,7 @@ class UrlState(IntEnum):
     LEASED = 1
     DONE = 2
     FAILED = 3
+    PARKED = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +140,10 @@ class AddResult:
 
 @dataclass(frozen=True, slots=True)
 class FrontierCounts:
-    """A snapshot of the frontier; ``shed`` holds the persisted totals by reason."""
+    """A snapshot of the frontier; ``shed`` holds the persisted totals by reason.
+    ``fetched``: DONE settlements over the crawl's life (each fetch of a recrawl, first
+    fetches and revisits; equal to ``done`` without recrawl); ``revisits_parked``: pages
+    waiting for a revisit that a run without recrawl set aside (``park_revisits``)."""
 
     queued: int
     leased: int
@@ -145,6 +152,8 @@ class FrontierCounts:
     seen: int
     hosts_queued: int
     shed: dict[str, int]
+    fetched: int = 0
+    revisits_parked: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +226,17 @@ class FrontierStore(Protocol):
         """Move the expiry of each of ``ids`` still LEASED by this node to
         now + lease_seconds; other ids (settled, reclaimed, another node's, unknown) are
         left alone. One transaction (one round trip); returns how many were extended."""
+        ...
+
+    def park_revisits(self) -> int:
+        """Set aside every page waiting for its revisit (QUEUED and fetched before: not
+        leasable, not counted as queued, never shed), keeping its due time and
+        validators; return how many. For a run without recrawl."""
+        ...
+
+    def unpark_revisits(self) -> int:
+        """Put every parked page back in its host queue as QUEUED with the due time it
+        was parked with; return how many. For a run with recrawl."""
         ...
 
     def drop_host(self, host: str, reason: str) -> int:

@@ -167,7 +167,11 @@ async def build_node_parts(
         page_budget = math.inf
         if s.crawl.max_pages:
             counts = await fw.call(frontier.counts)
-            page_budget = max(0, s.crawl.max_pages - (counts.done + counts.failed))
+            # the crawl's page fetches so far: URLs ended (done or failed) and, in a
+            # recrawl, every fetch of a page now waiting for its revisit (``fetched``
+            # counts DONE settlements; a store written before it was kept has only done)
+            used = max(counts.fetched, counts.done) + counts.failed
+            page_budget = max(0, s.crawl.max_pages - used)
         scheduler = Scheduler(
             frontier,
             fw,

@@ -208,6 +208,7 @@ class StatsCollector(Collector):
                 ("leased", fr.leased),
                 ("done", fr.done),
                 ("failed", fr.failed),
+                ("revisit-parked", fr.revisits_parked),
             ):
                 front.add_metric([state], n)
         yield front

@@ -43,9 +43,9 @@ def _fields(stats: NodeStats) -> list[list[str]]:
     rc = stats.recrawl
     revisits = (
         [
-            f"revisits {rc.revisits} (changed {rc.changed} unchanged {rc.unchanged},"
+            f"revisits fetched {rc.revisits} (changed {rc.changed} unchanged {rc.unchanged},"
             f" 304 {rc.not_modified})",
-            f"revisits {rc.revisits}",
+            f"revisited {rc.revisits}",
         ]
         if rc.revisits
         else []
@@ -162,6 +162,21 @@ class Progress:
             self._live = None
 
 
+def _recrawl_row(summary: CrawlSummary) -> str:
+    """What the recrawl did this run, and what waits for a revisit."""
+    fr, rc = summary.frontier, summary.recrawl
+    if rc is None:
+        waiting = fr.revisits_parked
+        if waiting:
+            return f"off; {waiting} pages wait for their revisit (--recrawl continues them)"
+        return "off"
+    return (
+        f"{rc.revisits} revisits fetched this run: {rc.changed} changed, {rc.unchanged} "
+        f"unchanged ({rc.not_modified} of them 304 Not Modified); {rc.scheduled} pages given "
+        "their next due time"
+    )
+
+
 def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> None:
     console = Console(stderr=False)
     fr = summary.frontier
@@ -187,15 +202,12 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
             "not admitted",
             ", ".join(f"{k} {v}" for k, v in sorted(summary.admission_rejected.items())) or "none",
         ),
-        ("WARC", f"{summary.warc_files} file(s) written this run, {summary.revisits} revisits"),
         (
-            "recrawl",
-            f"revisits {summary.recrawl.revisits}: changed {summary.recrawl.changed}, "
-            f"unchanged {summary.recrawl.unchanged} (304 not modified "
-            f"{summary.recrawl.not_modified})"
-            if summary.recrawl is not None
-            else "off",
+            "WARC",
+            f"{summary.warc_files} file(s) written this run, {summary.revisits} revisit "
+            "records (payload already stored, or 304)",
         ),
+        ("recrawl", _recrawl_row(summary)),
         ("peak RSS", f"{summary.peak_rss_mib:.0f} MiB"),
     ]
     if quiet:
@@ -203,6 +215,11 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
             f"headway: {summary.stopped_by}: {summary.fetches} "
             f"page{'' if summary.fetches == 1 else 's'} in "
             f"{summary.seconds:.1f}s, queued {fr.queued}, failed {fr.failed}"
+            + (
+                f", {fr.revisits_parked} waiting for a revisit (--recrawl)"
+                if fr.revisits_parked
+                else ""
+            )
         )
         return
     table = Table(title="headway crawl summary", show_header=False)

@@ -180,6 +180,8 @@ class NodeStats:
                 "failed": fr.failed,
                 "seen": fr.seen,
                 "hosts_queued": fr.hosts_queued,
+                "fetched": fr.fetched,
+                "revisits_parked": fr.revisits_parked,
             }
             if fr is not None
             else {},
@@ -331,6 +333,8 @@ def from_json(obj: object) -> Decoded:
             seen=fr.int_("seen"),
             hosts_queued=fr.int_("hosts_queued"),
             shed={r: shed.get(r, 0) for r in (*SHED_REASONS, *shed)},
+            fetched=fr.int_("fetched"),
+            revisits_parked=fr.int_("revisits_parked"),
         )
     hosts = top.sub("hosts")
     scheduler = SchedulerStats(

@@ -12,7 +12,7 @@ import dataclasses
 import re
 import tomllib
 import typing
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,9 @@ def coerce(key: Key, value: Any) -> Any:
         raise ConfigError(where, f"must be one of {', '.join(key.choices)}; got {out!r}")
     numeric = isinstance(out, int | float) and not isinstance(out, bool)
     if numeric and (
-        (key.min is not None and out < key.min) or (key.max is not None and out > key.max)
+        (key.min is not None and out < key.min)
+        or (key.max is not None and out > key.max)
+        or (key.above is not None and out <= key.above)
     ):
         raise ConfigError(where, f"must be {_range(key)}; got {out!r}")
     return out
@@ -90,13 +92,17 @@ def _describe(key: Key) -> str:
         "optstr": "a string",
     }
     desc = kinds[key.kind]
-    if key.min is not None or key.max is not None:
+    if key.min is not None or key.max is not None or key.above is not None:
         desc += f" {_range(key)}"
     return desc
 
 
 def _range(key: Key) -> str:
-    """The accepted range in words: "within [0, 3600]", ">= 1", "<= 10"."""
+    """The accepted range in words: "within [0, 3600]", ">= 1", "<= 10", "greater than
+    0" (``above``, an exclusive bound)."""
+    if key.above is not None:
+        more = f" and <= {key.max:g}" if key.max is not None else ""
+        return f"greater than {key.above:g}{more}"
     if key.max is None:
         return f">= {key.min:g}"
     if key.min is None:
@@ -172,7 +178,28 @@ def build_settings(*layers: Mapping[str, Any]) -> Settings:
     sections = {sec: hints[sec](**vals) for sec, vals in per_section.items()}
     settings = Settings(**sections)
     validate(settings)
+    _check_recrawl_given(settings, merged.keys())
     return settings
+
+
+#: Settings that only mean something with ``--recrawl``.
+RECRAWL_ONLY = ("revisit_min", "revisit_max", "recrawl_share")
+
+
+def _check_recrawl_given(settings: Settings, given: Collection[str]) -> None:
+    """A recrawl setting given while ``recrawl`` is off and never mentioned is almost
+    certainly a forgotten ``--recrawl``: an error naming it. Turning recrawl off on
+    purpose (``--no-recrawl``, ``recrawl = false``) keeps the other recrawl settings
+    accepted, so a settings file may hold them for runs that turn recrawl on."""
+    if settings.recrawl.recrawl or "recrawl" in given:
+        return
+    for name in RECRAWL_ONLY:
+        if name in given:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"recrawl.{name}",
+                f"{flag} has no effect without --recrawl; add --recrawl (or drop {flag})",
+            )
 
 
 _CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+)")
@@ -233,11 +260,6 @@ def validate(settings: Settings) -> None:
     if f.proxy is not None and not re.match(r"^https?://", f.proxy):
         raise ConfigError("fetch.proxy", f"must be an http:// or https:// URL; got {f.proxy!r}")
     r = settings.recrawl
-    for name in ("revisit_min", "revisit_max"):
-        if getattr(r, name) <= 0:
-            raise ConfigError(
-                f"recrawl.{name}", f"must be a positive number of seconds; got {getattr(r, name)!r}"
-            )
     if r.revisit_min > r.revisit_max:
         raise ConfigError(
             "recrawl.revisit_max",

@@ -25,9 +25,12 @@ def _opt(
     *,
     min: float | None = None,
     max: float | None = None,
+    above: float | None = None,
     choices: tuple[str, ...] | None = None,
 ) -> Any:
-    meta = {"help": help, "min": min, "max": max, "choices": choices}
+    """A setting's default and documentation; ``min``/``max`` are inclusive bounds,
+    ``above`` an exclusive lower bound (the value must be greater)."""
+    meta = {"help": help, "min": min, "max": max, "above": above, "choices": choices}
     if isinstance(default, list | tuple):
         return field(default_factory=lambda: tuple(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -277,10 +280,10 @@ class RecrawlSettings:
         "interval, with conditional GET; the crawl then runs until a limit or Ctrl-C",
     )
     revisit_min: float = _opt(
-        86_400.0, "shortest revisit interval, seconds (any positive number)", min=0
+        86_400.0, "shortest revisit interval, seconds (any positive number)", above=0
     )
     revisit_max: float = _opt(
-        2_592_000.0, "longest revisit interval, seconds (at least revisit-min)", min=0
+        2_592_000.0, "longest revisit interval, seconds (at least revisit-min)", above=0
     )
     recrawl_share: float = _opt(
         0.5,
@@ -330,6 +333,7 @@ class Key:
     min: float | None
     max: float | None
     choices: tuple[str, ...] | None
+    above: float | None = None  # exclusive lower bound
 
     @property
     def flag(self) -> str:
@@ -370,6 +374,7 @@ def _keys() -> list[Key]:
                     f.metadata["min"],
                     f.metadata["max"],
                     f.metadata["choices"],
+                    f.metadata["above"],
                 )
             )
     return keys

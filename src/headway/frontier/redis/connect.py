@@ -32,7 +32,7 @@ from headway.errors import StoreError
 log = logging.getLogger(__name__)
 
 SCHEMES = ("redis", "rediss", "redis+cluster", "rediss+cluster")
-SCRIPT_NAMES = ("admit", "lease", "settle", "drop_host", "set_ready", "evict", "shard")
+SCRIPT_NAMES = ("admit", "lease", "settle", "drop_host", "set_ready", "evict", "shard", "park")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,16 @@ from typing import Any
 from headway.frontier.redis.keys import CrawlKeys
 from headway.frontier.store import SHED_REASONS, FrontierCounts
 
-TOTALS = ("queued", "leased", "done", "failed", "seen", *(f"shed:{r}" for r in SHED_REASONS))
+TOTALS = (
+    "queued",
+    "leased",
+    "done",
+    "failed",
+    "seen",
+    "fetched",
+    "parked",
+    *(f"shed:{r}" for r in SHED_REASONS),
+)
 
 
 def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:
@@ -37,5 +46,7 @@ def read_counts_raw(client: Any, keys: CrawlKeys, shards: int) -> tuple[Frontier
         seen=sums["seen"],
         hosts_queued=hosts_queued,
         shed={r: sums[f"shed:{r}"] for r in SHED_REASONS},
+        fetched=sums["fetched"],
+        revisits_parked=sums["parked"],
     )
     return counts, replies

@@ -21,9 +21,9 @@ each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Clust
 - ``hw:{C:s}:seen`` SET: every admitted fingerprint (decimal), shed ones included: the
   exact answer behind a Bloom positive (no false drops).
 - ``hw:{C:s}:urls`` HASH M -> JSON ``[url, host, depth, priority, fp, via, attempts,
-  validators, fetches, handler]`` for every QUEUED or LEASED URL (deleted when DONE or
-  FAILED); ``handler`` (the content handler a document was admitted to be read with) is
-  left out for a link, and records written before it existed have none.
+  validators, fetches, handler]`` for every QUEUED, LEASED or parked URL (deleted when
+  DONE or FAILED); ``handler`` (the content handler a document was admitted to be read
+  with) is left out for a link, and records written before it existed have none.
 - ``hw:{C:s}:q:H`` ZSET M scored by priority: the host queue (QUEUED URLs of H).
 - ``hw:{C:s}:nb:H`` ZSET M scored by not_before: the host's QUEUED URLs that must wait.
 - ``hw:{C:s}:pq`` ZSET M scored by priority: all QUEUED URLs of the shard (shedding).
@@ -32,7 +32,10 @@ each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Clust
 - ``hw:{C:s}:hosts`` HASH H -> ready_at (``set_host_ready_at``).
 - ``hw:{C:s}:admitted`` HASH H -> URLs of H admitted in any state (the host budget).
 - ``hw:{C:s}:leases`` ZSET ``M|N`` scored by lease expiry: the in-flight URLs and their node.
-- ``hw:{C:s}:totals`` HASH: queued, leased, done, failed, seen, ``shed:<reason>``, next_id.
+- ``hw:{C:s}:parked`` ZSET M scored by due time: pages waiting for their revisit that a
+  run without recrawl set aside (``park_revisits``); their records stay in ``urls``.
+- ``hw:{C:s}:totals`` HASH: queued, leased, done, failed, seen, fetched (DONE
+  settlements, revisits included), parked, ``shed:<reason>``, next_id.
 - ``hw:{C:s}:hstate`` HASH H -> the host's opaque state (robots rules, backoff).
 - ``hw:{C:s}:payloads`` HASH payload digest -> JSON ``[uri, date]`` (shard by digest).
 """

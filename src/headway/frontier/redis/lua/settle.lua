@@ -10,7 +10,7 @@
 local nhosts = tonumber(ARGV[1])
 local base = 1 + nhosts
 local settled = 0
-local delta = {queued = 0, leased = 0, done = 0, failed = 0}
+local delta = {queued = 0, leased = 0, done = 0, failed = 0, fetched = 0}
 local touched = {}
 for i = base + 1, #ARGV, 6 do
   local lease, hidx, kind = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
@@ -27,6 +27,7 @@ for i = base + 1, #ARGV, 6 do
     if kind == 'done' then
       redis.call('HDEL', KEYS[1], member)
       delta.done = delta.done + 1
+      delta.fetched = delta.fetched + 1
     elseif kind == 'failed' then
       redis.call('HDEL', KEYS[1], member)
       delta.failed = delta.failed + 1
@@ -37,6 +38,7 @@ for i = base + 1, #ARGV, 6 do
       if kind == 'retry' then
         rec[7] = rec[7] + 1
       elseif kind == 'revisit' then
+        delta.fetched = delta.fetched + 1
         rec[7] = 0
         rec[9] = rec[9] + 1
         rec[4] = -1000000000  -- store.REVISIT_PRIORITY: never shed while it waits
