@@ -42,6 +42,7 @@ from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.metrics import Counters
 from headway.runtime.monitor import Monitor
 from headway.runtime.pipeline import Pipeline
+from headway.runtime.recrawl import park_or_unpark
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
@@ -205,7 +206,7 @@ class Node:
         if released:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
         crashpoints.reached(CrashPoint.LEASES_RELEASED)
-        await self._park_or_unpark_revisits()
+        await park_or_unpark(self.fw, self.frontier, self.recrawl)
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
@@ -315,25 +316,6 @@ class Node:
                 await self._wait_drained(deadline)
             for t in helpers:
                 t.cancel()
-
-    async def _park_or_unpark_revisits(self) -> None:
-        """Pages of an earlier recrawl run waiting for their revisit: without
-        ``--recrawl`` they are parked (not fetched, due times and validators kept, so the
-        crawl ends by itself when the rest is done) and one line says so; with it, the
-        parked ones go back to their queues with their due times."""
-        if self.recrawl is not None:
-            back = await self.fw.call(self.frontier.unpark_revisits)
-            if back:
-                log.info("recrawl: %d pages waiting for their revisit are queued again", back)
-            return
-        await self.fw.call(self.frontier.park_revisits)
-        waiting = (await self.fw.call(self.frontier.counts)).revisits_parked
-        if waiting:
-            log.warning(
-                "%d pages wait for their revisit (an earlier --recrawl run); they are left "
-                "waiting: run with --recrawl to continue them",
-                waiting,
-            )
 
     async def _wait_drained(self, deadline: float) -> None:
         """Wait until the pipeline is drained, or until ``deadline`` (monotonic; inf)."""

@@ -12,6 +12,10 @@ Contract (the policy itself is ``policy/revisit.py``):
   is unchanged (written as a server-not-modified revisit record by the store); a 200 is
   unchanged when its payload digest is the stored one, else changed.
 - ``revisits_first()`` applies ``prefer_revisits`` to this node's page fetches.
+- ``park_or_unpark`` at a node's start: without ``--recrawl`` the pages waiting for a
+  revisit are parked (not fetched; due times and validators kept, so the crawl ends by
+  itself when the rest is done) and one warning says how many; with it, parked pages go
+  back to their queues with their due times.
 - ``plan`` runs on the store thread (after the record is written, before the crawl-log
   line); the counts are taken on the event loop (``count``).
 """
@@ -22,7 +26,7 @@ import dataclasses
 import logging
 
 from headway.fetch.result import FetchResult, Headers
-from headway.frontier.store import LeasedUrl, Settle
+from headway.frontier.store import FrontierStore, LeasedUrl, Settle
 from headway.policy.outcome import Outcome
 from headway.policy.revisit import (
     Capture,
@@ -40,6 +44,7 @@ from headway.policy.revisit import (
 from headway.runtime.settle import Settlement
 from headway.runtime.stats import RecrawlStats
 from headway.runtime.work import FetchedPage, Revisit
+from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.warc import WrittenRecord, warc_date
 
@@ -55,6 +60,26 @@ def recrawl_for(settings: Settings) -> Recrawl | None:
     if not r.recrawl:
         return None
     return Recrawl(RevisitBounds(r.revisit_min, r.revisit_max), r.recrawl_share)
+
+
+async def park_or_unpark(
+    fw: ThreadWorker, frontier: FrontierStore, recrawl: Recrawl | None
+) -> None:
+    """Park (no recrawl) or unpark (recrawl) the pages waiting for their revisit; see the
+    module contract."""
+    if recrawl is not None:
+        back = await fw.call(frontier.unpark_revisits)
+        if back:
+            log.info("recrawl: %d pages waiting for their revisit are queued again", back)
+        return
+    await fw.call(frontier.park_revisits)
+    waiting = (await fw.call(frontier.counts)).revisits_parked
+    if waiting:
+        log.warning(
+            "%d pages wait for their revisit (an earlier --recrawl run); they are left "
+            "waiting: run with --recrawl to continue them",
+            waiting,
+        )
 
 
 class Recrawl:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from headway.errors import StoreError
@@ -40,6 +39,7 @@ from headway.frontier.redis.keys import (
     shard_of_host,
 )
 from headway.frontier.redis.link import RedisLink
+from headway.frontier.redis.park import RevisitParking
 from headway.frontier.redis.shards import ShardLeases, ShardStatistics
 from headway.frontier.redis.shared import SharedState
 from headway.frontier.store import (
@@ -115,6 +115,9 @@ class RedisFrontier:
             handover_gap=handover_gap,
         )
         self._leases.start()
+        self._parking = RevisitParking(
+            self._client, self._scripts, self.keys, self.shards, self._retry, self._hosts_of
+        )
         log.info(
             "frontier %s crawl %s: node %s, %d shards",
             self._url.masked(),
@@ -359,58 +362,13 @@ class RedisFrontier:
 
     # -- recrawl ---------------------------------------------------------------------------
 
-    #: Hosts (park) or parked URLs (unpark) per script call.
-    PARK_BATCH = 500
-
     def park_revisits(self) -> int:
         self._check_open()
-        moved = 0
-        for s in range(self.shards):
-            hosts = self._members(self.keys.shard(s, "ready"), -1)
-            for i in range(0, len(hosts), self.PARK_BATCH):
-                part = hosts[i : i + self.PARK_BATCH]
-                moved += self._park_call(s, part, ["park", len(part), *part])
-        return moved
+        return self._parking.park()
 
     def unpark_revisits(self) -> int:
         self._check_open()
-        moved = 0
-        for s in range(self.shards):
-            parked = self.keys.shard(s, "parked")
-            while True:
-                members = self._members(parked, self.PARK_BATCH - 1)
-                if not members:
-                    break
-                ids = [int(x) for x in members]
-                by_host: dict[int, str] = self._retry(partial(self._hosts_of, ids))
-                hosts = sorted(set(by_host.values()))
-                index = {h: n for n, h in enumerate(hosts, 1)}
-                args: list[Any] = ["unpark", len(hosts), *hosts]
-                lost = []
-                for m in members:
-                    host = by_host.get(int(m))
-                    if host is None:
-                        lost.append(m)  # no record: nothing to put back
-                    else:
-                        args += [m, index[host]]
-                got = self._park_call(s, hosts, args)
-                if lost:
-                    self._retry(partial(self._client.zrem, parked, *lost))
-                moved += got
-                if got == 0 and not lost:
-                    break  # another node moved them meanwhile
-        return moved
-
-    def _members(self, key: str, stop: int) -> list[str]:
-        """Members 0..``stop`` of a sorted set (-1: all), lowest score first."""
-        return [str(m) for m in self._retry(lambda: self._client.zrange(key, 0, stop))]
-
-    def _park_call(self, shard: int, hosts: list[str], args: list[Any]) -> int:
-        keys = [
-            *self.keys.shard_keys(shard, "urls", "pq", "ready", "hosts", "totals", "parked"),
-            *self.keys.host_keys(shard, hosts),
-        ]
-        return int(self._retry(lambda: self._scripts.run_many([("park", keys, args)]))[0])
+        return self._parking.unpark()
 
     # -- leases ----------------------------------------------------------------------------
 
