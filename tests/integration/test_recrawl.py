@@ -24,7 +24,13 @@ from headway.store.warc import NOT_MODIFIED_PROFILE
 from headway.testing.freshness import changes
 from headway.testing.redisproc import RedisServer
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
-from tests.integration.helpers import crawl_settings, page_requests, politeness_violations
+from tests.integration.helpers import (
+    Sends,
+    crawl_settings,
+    page_requests,
+    politeness_violations,
+    record_sends,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +77,7 @@ def _warc_records(out: Path) -> list[Any]:
     return recs
 
 
-def _check_run(web: SimWeb, out: Path, log_name: str = "crawl.log.jsonl") -> None:
+def _check_run(web: SimWeb, out: Path, sends: Sends, log_name: str = "crawl.log.jsonl") -> None:
     by_url = _by_url(web, web.log)
     pages = [u for u in by_url if "/p/" in u or u.endswith("/")]
     changing = {u for u in pages if changes(SPEC.host_spec, "/" + u.split("/", 3)[3])}
@@ -91,7 +97,7 @@ def _check_run(web: SimWeb, out: Path, log_name: str = "crawl.log.jsonl") -> Non
             assert [r.status for r in rest] == [200] * len(rest), url
         else:
             assert [r.status for r in rest] == [304] * len(rest), url
-    problems = politeness_violations(web.log, {}, DELAY)
+    problems = politeness_violations(web.log, {}, DELAY, sends)
     assert not problems, problems[:5]
 
     # intervals: changing pages come back sooner, stable ones later (from the crawl log)
@@ -146,8 +152,11 @@ def _check_run(web: SimWeb, out: Path, log_name: str = "crawl.log.jsonl") -> Non
         assert len(digests[url]) >= 3, "each changed version is a response of its own"
 
 
-async def test_recrawl_asks_with_validators_and_adapts_intervals(tmp_path: Path) -> None:
+async def test_recrawl_asks_with_validators_and_adapts_intervals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "c"
+    sends = record_sends(monkeypatch)
     async with SimWeb(SPEC) as web:
         summary = await Node(recrawl_settings(out), web.seeds()).run()
     # nothing was left unfetched for long, yet the crawl ran until its limit
@@ -157,7 +166,7 @@ async def test_recrawl_asks_with_validators_and_adapts_intervals(tmp_path: Path)
     assert rc.revisits > 0 and rc.changed > 0 and rc.not_modified > 0
     assert rc.unchanged >= rc.not_modified
     assert summary.frontier.done == 0 and summary.frontier.queued >= 14
-    _check_run(web, out)
+    _check_run(web, out, sends)
 
     # the frontier keeps every fetched page with its due time, validators and interval
     store = SqliteFrontier(out / "frontier.sqlite3", node_id="check")
@@ -175,14 +184,17 @@ async def test_recrawl_asks_with_validators_and_adapts_intervals(tmp_path: Path)
         store.close()
 
 
-async def test_recrawl_on_redis(redis_server: RedisServer, tmp_path: Path) -> None:
+async def test_recrawl_on_redis(
+    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "c"
+    sends = record_sends(monkeypatch)
     settings = recrawl_settings(out, store=redis_server.url, crawl_id="recrawl-redis")
     async with SimWeb(SPEC) as web:
         node = Node(settings, web.seeds())
         summary = await node.run()
     assert summary.stopped_by == "max-duration"
-    _check_run(web, out, f"crawl-{node.node_id}.log.jsonl")
+    _check_run(web, out, sends, f"crawl-{node.node_id}.log.jsonl")
 
 
 async def test_without_recrawl_the_crawl_ends_and_nothing_is_revisited(tmp_path: Path) -> None:
@@ -221,8 +233,9 @@ async def test_a_lone_page_is_revisited_after_its_interval(tmp_path: Path) -> No
     ("share", "low", "high"), [(0.0, 0.0, 0.0), (0.5, 0.3, 0.7), (1.0, 0.8, 1.0)]
 )
 async def test_recrawl_share_divides_fetches_between_revisits_and_new_urls(
-    tmp_path: Path, share: float, low: float, high: float
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float, low: float, high: float
 ) -> None:
+    sends = record_sends(monkeypatch)
     # every page is a seed, so new URLs are ready from the start; a fetched page is due
     # again almost at once: while new URLs remain, the share decides who goes next
     spec = SimWebSpec(hosts=1, host_spec=HostSpec(pages=12, links_per_page=1, validators=True))
@@ -254,7 +267,7 @@ async def test_recrawl_share_divides_fetches_between_revisits_and_new_urls(
         assert len(seen) < len(seeds)
     revisit_share = sum(while_new) / len(while_new)
     assert low <= revisit_share <= high, (share, revisit_share, while_new)
-    problems = politeness_violations(web.log, {}, 0.05)
+    problems = politeness_violations(web.log, {}, 0.05, sends)
     assert not problems, problems[:5]
 
 

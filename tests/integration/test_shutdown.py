@@ -1,8 +1,10 @@
 """Ctrl-C with fetches in flight: a fetch that finishes within the grace period is kept,
-one that outlives it is cancelled and its lease released, so nothing stays leased."""
+one that outlives it is cancelled and its lease released, so nothing stays leased; pages
+waiting for a parser are parsed within the stop's grace."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import time
@@ -11,9 +13,16 @@ from pathlib import Path
 import pytest
 
 from headway.frontier.store import UrlState
-from headway.testing.simweb import HostSpec, SimWebSpec
+from headway.runtime.node import Node
+from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from tests.integration.crashcheck import frontier_urls
-from tests.integration.helpers import ThreadedSimWeb, crawl_argv, read_crawl_log
+from tests.integration.helpers import (
+    ThreadedSimWeb,
+    crawl_argv,
+    crawl_settings,
+    page_requests,
+    read_crawl_log,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -64,3 +73,36 @@ def test_ctrl_c_keeps_fetches_that_land_in_the_grace_and_releases_the_rest(
     # the hung fetch outlived the grace: cancelled, its lease released, queued again
     assert frontier_urls(out, UrlState.LEASED) == set()
     assert hung_home in frontier_urls(out, UrlState.QUEUED)
+
+
+async def test_a_stop_lets_pages_waiting_for_a_parser_be_parsed_within_its_grace(
+    tmp_path: Path,
+) -> None:
+    """Pages fetched faster than one slow parser can take them wait in the parse queue
+    when the crawl is stopped from outside: they are parsed, stored and settled within
+    the stop's grace, not sent back to be fetched again."""
+    spec = SimWebSpec(hosts=3, host_spec=HostSpec(pages=10, links_per_page=3), seed=7)
+    out = tmp_path / "c"
+    settings = crawl_settings(out, delay=0.0, parse_sleep=0.2, max_duration=60)
+    async with SimWeb(spec) as web:
+        node = Node(settings, web.seeds())
+        run = asyncio.create_task(node.run())
+        waiting = 0
+        deadline = time.monotonic() + 30
+        while waiting < 3:  # pages waiting for the parser
+            assert not run.done() and time.monotonic() < deadline, "no parse backlog"
+            await asyncio.sleep(0.01)
+            stage = getattr(node, "parse_stage", None)
+            waiting = stage.statistics().depth if stage is not None else 0
+        node.request_stop("interrupted")
+        summary = await run
+        fetched = {web.url(r.host, r.path) for r in page_requests(web.log)}
+    assert summary.stopped_by == "interrupted"
+    log = read_crawl_log(out)
+    assert not [e["url"] for e in log if e["note"] == "requeued: not parsed"]
+    # every page the server answered was parsed and settled: none is queued again
+    pages = {e["url"] for e in log if e["status"] == 200 and not e["url"].endswith(".txt")}
+    assert pages == fetched and all(
+        e["outlinks"] for e in log if e["url"] in pages and e["status"] == 200
+    )
+    assert not fetched & frontier_urls(out, UrlState.QUEUED)

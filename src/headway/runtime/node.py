@@ -62,10 +62,12 @@ log = logging.getLogger(__name__)
 #: Seconds fetches in flight may still finish after a stop from outside (Ctrl-C,
 #: SIGTERM, --max-duration, --max-bytes) before they are cancelled.
 INTERRUPT_GRACE = 5.0
-#: Seconds after that for what was parsed to be stored and settled; pages still waiting
-#: for a parser then go back to the queue. A stop from outside thus ends the pipeline
+#: Seconds after that for what was fetched to be parsed, stored and settled. Pages still
+#: waiting for a parser PARSE_GRACE seconds into it go back to the queue (recorded), so a
+#: full parse stage cannot hold the stop. A stop from outside thus ends the pipeline
 #: within INTERRUPT_GRACE + DRAIN_GRACE seconds.
 DRAIN_GRACE = 10.0
+PARSE_GRACE = 5.0
 #: Seconds after that for the pages then still inside a parser to be recorded as
 #: requeued (crawl log) before the node closes.
 RECORD_GRACE = 2.0
@@ -295,9 +297,11 @@ class Node:
                 for t in pending:
                     t.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
-                # pages still waiting for a parser go back to the queue, recorded: a full
+                # what was fetched is parsed, stored and settled; pages still waiting for
+                # a parser when PARSE_GRACE ends go back to the queue, recorded: a full
                 # parse stage cannot hold the stop
                 deadline = time.monotonic() + DRAIN_GRACE
+                await self._wait_drained(time.monotonic() + PARSE_GRACE)
                 unparsed = await self.parse_stage.drain_nowait()
                 self.pipeline.leave(len(unparsed))
                 await self._requeue_at_stop(unparsed, deadline)
