@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import sqlite3
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
@@ -193,3 +194,14 @@ def _send_times(host: str, reqs: list[LoggedRequest], sends: Sends | None) -> li
 def read_crawl_log(out: Path) -> list[dict[str, Any]]:
     path = out / "crawl.log.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def frontier_rows(out: Path) -> dict[str, tuple[int, float, str | None, int]]:
+    """url -> (state, not_before, validators, fetches) of a crawl directory's SQLite
+    frontier file, read without disturbing a node."""
+    con = sqlite3.connect(f"file:{out / 'frontier.sqlite3'}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT url, state, not_before, validators, fetches FROM urls")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+    finally:
+        con.close()

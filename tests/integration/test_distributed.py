@@ -276,23 +276,33 @@ def test_kill_minus_9_of_one_node_moves_its_shards(
     assert nodes.pages_logged("n2"), "the killed node had fetched pages"
 
 
+def _restart_mid_crawl(
+    server: RedisServer, tmp_path: Path, web: ThreadedSimWeb, pause: float
+) -> tuple[Nodes, int]:
+    """Two nodes crawl ``web``; Redis is stopped (SIGTERM) after 40 pages and started
+    again ``pause`` seconds later; the nodes are waited for. Returns them and the
+    number of requests the server had seen when Redis stopped."""
+    nodes = Nodes(server.url, tmp_path, web)
+    try:
+        nodes.start("n0")
+        nodes.start("n1")
+        wait_for_pages(web, 40)
+        server.stop()  # with AOF on, Redis writes it and exits
+        stopped_at = len(web.log)
+        time.sleep(pause)
+        server.start()
+        nodes.wait()
+    finally:
+        nodes.stop_all()
+    return nodes, stopped_at
+
+
 def test_redis_restart_mid_crawl_loses_no_url(tmp_path: Path) -> None:
     server = RedisServer(tmp_path / "redis", appendonly=True)
     server.start()
     try:
         with ThreadedSimWeb(_spec(pages=30)) as web:
-            nodes = Nodes(server.url, tmp_path, web)
-            try:
-                nodes.start("n0")
-                nodes.start("n1")
-                wait_for_pages(web, 40)
-                server.stop()  # SIGTERM: Redis writes its AOF and exits
-                stopped_at = len(web.log)
-                time.sleep(3)
-                server.start()
-                nodes.wait()
-            finally:
-                nodes.stop_all()
+            nodes, stopped_at = _restart_mid_crawl(server, tmp_path, web, pause=3)
             for name in ("n0", "n1"):
                 assert nodes.procs[name].returncode == 0, nodes.stderr(name)
                 assert "unreachable" in nodes.stderr(name)
@@ -309,17 +319,7 @@ def test_a_restart_that_lost_the_crawl_stops_every_node_with_one_line(tmp_path: 
     server.start()
     try:
         with ThreadedSimWeb(_spec(pages=30)) as web:
-            nodes = Nodes(server.url, tmp_path, web)
-            try:
-                nodes.start("n0")
-                nodes.start("n1")
-                wait_for_pages(web, 40)
-                server.stop()
-                time.sleep(2)
-                server.start()
-                nodes.wait()
-            finally:
-                nodes.stop_all()
+            nodes, _ = _restart_mid_crawl(server, tmp_path, web, pause=2)
             for name in ("n0", "n1"):
                 err = nodes.stderr(name)
                 assert nodes.procs[name].returncode == 2, err

@@ -8,7 +8,6 @@ import asyncio
 import itertools
 import json
 import logging
-import sqlite3
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.helpers import (
     Sends,
     crawl_settings,
+    frontier_rows,
     page_requests,
     politeness_violations,
     record_sends,
@@ -296,16 +296,6 @@ async def test_sitemap_and_feed_hints_set_the_first_interval(tmp_path: Path) -> 
     assert first["p/0"] == 1000.0  # no hint: sqrt(min * max)
 
 
-def _frontier_rows(out: Path) -> dict[str, tuple[int, float, str | None, int]]:
-    """url -> (state, not_before, validators, fetches) of a SQLite frontier file."""
-    con = sqlite3.connect(f"file:{out / 'frontier.sqlite3'}?mode=ro", uri=True)
-    try:
-        rows = con.execute("SELECT url, state, not_before, validators, fetches FROM urls")
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
-    finally:
-        con.close()
-
-
 @pytest.mark.parametrize("store", ["sqlite", "redis"])
 async def test_a_run_without_recrawl_leaves_the_revisits_waiting_for_a_later_recrawl(
     tmp_path: Path, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture, store: str
@@ -336,7 +326,7 @@ async def test_a_run_without_recrawl_leaves_the_revisits_waiting_for_a_later_rec
         assert first.recrawl is not None and first.recrawl.revisits > 0
         waiting = first.frontier.queued
         assert waiting >= 4 and first.frontier.done == 0
-        before = _frontier_rows(out) if store == "sqlite" else {}
+        before = frontier_rows(out) if store == "sqlite" else {}
         await asyncio.sleep(1.2)  # every page of the first host is now due
 
         # 2: without --recrawl, with a new seed: the new host is crawled, the due
@@ -361,7 +351,7 @@ async def test_a_run_without_recrawl_leaves_the_revisits_waiting_for_a_later_rec
             "waiting: run with --recrawl to continue them"
         ]
         if store == "sqlite":
-            after = _frontier_rows(out)
+            after = frontier_rows(out)
             for url, (state, due, validators, fetches) in before.items():
                 if state != UrlState.QUEUED:
                     continue

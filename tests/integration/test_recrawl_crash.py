@@ -6,7 +6,6 @@ time. Asserted from the frontier file and the simulated web's own log."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,7 +17,7 @@ from headway.frontier.store import UrlState
 from headway.policy.revisit import decode
 from headway.testing.freshness import changes
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWebSpec
-from tests.integration.helpers import ThreadedSimWeb, crawl_argv, page_requests
+from tests.integration.helpers import ThreadedSimWeb, crawl_argv, frontier_rows, page_requests
 
 pytestmark = pytest.mark.slow
 
@@ -56,16 +55,6 @@ def _run(argv: list[str], crash_at: str | None) -> subprocess.CompletedProcess[b
     return subprocess.run(argv, env=env, capture_output=True, timeout=60)
 
 
-def _rows(out: Path) -> dict[str, tuple[int, float, str | None, int]]:
-    """url -> (state, not_before, validators, fetches) from the frontier file."""
-    con = sqlite3.connect(f"file:{out / 'frontier.sqlite3'}?mode=ro", uri=True)
-    try:
-        rows = con.execute("SELECT url, state, not_before, validators, fetches FROM urls")
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
-    finally:
-        con.close()
-
-
 @pytest.mark.parametrize(
     "crash_at", [f"{CrashPoint.SETTLED}:40", f"{CrashPoint.FRONTIER_UNCOMMITTED}:90"], ids=str
 )
@@ -80,7 +69,7 @@ def test_kill_during_recrawl_loses_no_due_time(tmp_path: Path, crash_at: str) ->
         served = {web.url(r.host, r.path) for r in first_run if r.status == 200}
         assert any(r.if_none_match for r in first_run), "revisits happened before the kill"
 
-        rows = _rows(out)
+        rows = frontier_rows(out)
         waiting: dict[str, tuple[float, str]] = {}
         for url in served:
             state, not_before, validators, fetches = rows[url]
