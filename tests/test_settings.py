@@ -145,7 +145,8 @@ def test_recrawl_settings_are_checked(values: dict[str, object], key: str, messa
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("revisit_min", 60), ("revisit_max", 1e7), ("recrawl_share", 1)]
+    ("name", "value"),
+    [("revisit_min", 60), ("revisit_max", 1e7), ("revisit_max", 5), ("recrawl_share", 1)],
 )
 def test_a_recrawl_setting_without_recrawl_is_an_error(name: str, value: float) -> None:
     # a forgotten --recrawl: the setting would be silently ignored

@@ -170,3 +170,23 @@ def test_a_document_that_is_not_what_it_was_admitted_as_is_refused(
     page = run_task(task)
     assert page.links == () and page.documents == ()
     assert page.kind == handler and (page.refused or "").startswith(reason), page.refused
+
+
+@pytest.mark.parametrize("handler", ["sitemap", "feed"])
+def test_a_gzipped_document_is_held_to_the_document_limit_once_unpacked(handler: str) -> None:
+    if handler == "sitemap":
+        xml = NS + b"".join(b"<url><loc>http://a.test/%d</loc></url>" % i for i in range(5000))
+        xml += b"</urlset>"
+    else:
+        items = b"".join(b"<item><link>http://a.test/%d</link></item>" % i for i in range(5000))
+        xml = b"<rss version='2.0'><channel>" + items + b"</channel></rss>"
+    packed = gzip.compress(xml)
+    assert len(packed) < 100_000 < len(xml)
+
+    def run(limit: int) -> str | None:
+        task = ParseTask(url="http://a.test/d.gz", body=packed, handler=handler, max_document=limit)
+        return run_task(task).refused
+
+    assert run(len(xml)) is None  # the whole document fits
+    refused = run(100_000)
+    assert refused is not None and refused.startswith("too-large: over 100000 bytes uncompressed")

@@ -138,3 +138,33 @@ def test_log_lines_print_above_the_live_display_not_into_it() -> None:
         root.handlers[:], root.level = saved
     lines = [line for line in out.getvalue().splitlines() if "a message while" in line]
     assert len(lines) == 1 and "starting..." not in lines[0], out.getvalue()
+
+
+def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFixture[str]) -> None:
+    from headway.runtime.progress import print_summary
+    from headway.runtime.summary import CrawlSummary
+    from headway.settings import build_settings
+
+    def summary(parked: int) -> str:
+        counts = FrontierCounts(
+            queued=3,
+            leased=0,
+            done=5,
+            failed=0,
+            seen=132,
+            hosts_queued=1,
+            shed={},
+            revisits_parked=parked,
+        )
+        print_summary(
+            CrawlSummary(
+                "finished", True, 1.0, 0.5, 5, 6, 1000, {"ok": 5}, counts, 0, 0, 1, {}, 90.0
+            ),
+            build_settings({"user_agent": "testbot/1.0 (+https://example.org/bot)"}),
+            quiet=False,
+        )
+        # the table wraps long cells: read its words in order, without the box
+        return " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+    assert "parked for a revisit 124" in summary(124)
+    assert "parked" not in summary(0)

@@ -17,6 +17,7 @@ Contract of ``parse_feed(url, body, ...)``:
 
 from __future__ import annotations
 
+import dataclasses
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -133,7 +134,10 @@ class FeedHandler:
 
     def handle(self, doc: Document) -> ParsedPage:
         try:
-            page = parse_feed(doc.url, doc.body, options=doc.options, truncated=doc.truncated)
+            limits = dataclasses.replace(FEED_LIMITS, max_bytes=doc.max_bytes)
+            page = parse_feed(
+                doc.url, doc.body, limits=limits, options=doc.options, truncated=doc.truncated
+            )
         except Exception as exc:  # the contract is "never raises"
             return _empty(f"error: {type(exc).__name__}")
         return name_html_refusal(page, doc.media_type, doc.body, REFUSED_NOT_FEED)

@@ -67,6 +67,9 @@ class Document:
     robots_token: str = "headway"
     options: CanonOptions = DEFAULT_OPTIONS
     max_links: int = 10_000
+    #: bytes a document may unpack to (a gzipped sitemap), the ``max_document_bytes``
+    #: setting; handlers of compressed formats refuse what would inflate past it
+    max_bytes: int = 50 * 1024 * 1024
 
     @property
     def media_type(self) -> str | None:
@@ -195,6 +198,7 @@ def run_task(task: ParseTask) -> ParsedPage:
         robots_token=task.robots_token,
         options=task.options,
         max_links=task.max_links,
+        max_bytes=task.max_document,
     )
     try:
         return handler.handle(doc)

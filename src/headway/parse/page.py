@@ -141,6 +141,7 @@ class ParseTask:
     sleep_seconds: float = 0.0
     handler: str = "html"  # the content handler that reads it (headway.parse.handlers)
     truncated: str | None = None  # why the fetch cut the body, if it did
+    max_document: int = 50 * 1024 * 1024  # a document's bytes once unpacked (gzip), at most
 
 
 def parse_task(args: ParseTask) -> ParsedPage:

@@ -26,6 +26,7 @@ Contract of ``parse_sitemap(url, body, ...)``:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -176,7 +177,10 @@ class SitemapHandler:
 
     def handle(self, doc: Document) -> ParsedPage:
         try:
-            page = parse_sitemap(doc.url, doc.body, options=doc.options, truncated=doc.truncated)
+            limits = dataclasses.replace(SITEMAP_LIMITS, max_bytes=doc.max_bytes)
+            page = parse_sitemap(
+                doc.url, doc.body, limits=limits, options=doc.options, truncated=doc.truncated
+            )
         except Exception as exc:  # the contract is "never raises"
             return _empty(f"error: {type(exc).__name__}")
         return name_html_refusal(page, doc.media_type, doc.body, REFUSED_NOT_SITEMAP)

@@ -129,7 +129,10 @@ def unpack(
         except zlib.error as exc:
             return b"", f"{REFUSED_MALFORMED}: bad gzip ({exc})"
         if inflated is None:
-            return b"", f"{REFUSED_TOO_LARGE}: over {limits.max_bytes} bytes uncompressed"
+            return b"", (
+                f"{REFUSED_TOO_LARGE}: over {limits.max_bytes} bytes uncompressed "
+                "(--max-document-bytes)"
+            )
         body = inflated
     return body, None
 

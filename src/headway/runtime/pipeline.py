@@ -116,6 +116,7 @@ class Pipeline:
                         sleep_seconds=s.runtime.parse_sleep,
                         handler=work.handler or "html",  # set for every page parsed
                         truncated=res.truncated,
+                        max_document=s.fetch.max_document_bytes,
                     )
                 )
             del res

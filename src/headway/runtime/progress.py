@@ -195,7 +195,8 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         (
             "frontier",
             f"queued {fr.queued}, done {fr.done}, failed {fr.failed}, "
-            f"seen {fr.seen}, hosts queued {fr.hosts_queued}",
+            + (f"parked for a revisit {fr.revisits_parked}, " if fr.revisits_parked else "")
+            + f"seen {fr.seen}, hosts queued {fr.hosts_queued}",
         ),
         ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items()) if v) or "none"),
         (

@@ -177,8 +177,9 @@ def build_settings(*layers: Mapping[str, Any]) -> Settings:
     hints = typing.get_type_hints(Settings)
     sections = {sec: hints[sec](**vals) for sec, vals in per_section.items()}
     settings = Settings(**sections)
-    validate(settings)
+    # a forgotten --recrawl is named first: it explains a revisit bound that looks wrong
     _check_recrawl_given(settings, merged.keys())
+    validate(settings)
     return settings
 
 
