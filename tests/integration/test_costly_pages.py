@@ -98,7 +98,7 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     slow = ["--parse-sleep", "1.0"] + (["--max-duration", "5"] if stop == "max-duration" else [])
     served_before = len(web.log)
     started = time.monotonic()
-    proc = subprocess.Popen(cmd + slow, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd + slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if stop == "sigterm":
         deadline = time.monotonic() + 60
         while not (out / "crawl.log.jsonl").exists() or len(page_lines(out)) < 4:
@@ -109,7 +109,7 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
         proc.send_signal(signal.SIGTERM)
     else:
         started += 5
-    _, err = proc.communicate(timeout=120)
+    said, err = proc.communicate(timeout=120)
     took = time.monotonic() - started
     print(f"\nstopped {took:.1f}s after {stop}")
     assert proc.returncode == (130 if stop == "sigterm" else 0), err
@@ -127,6 +127,9 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     requeued = {str(e["url"]) for e in log if e["note"] == "requeued: not parsed"}
     assert requeued, "the stop left no page unparsed: the test shows nothing"
     assert requeued <= frontier_urls(out, UrlState.QUEUED)
+    # the summary line says how many fetched pages the stop put back unparsed
+    said = " ".join(said.split())  # the console wraps at 80 columns
+    assert f", {len(requeued)} not parsed at the stop and queued again" in said, said
     if stop != "sigterm":
         return
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=150)

@@ -145,7 +145,7 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
     from headway.runtime.summary import CrawlSummary
     from headway.settings import build_settings
 
-    def summary(parked: int) -> str:
+    def summary(parked: int, requeued: int = 0) -> str:
         counts = FrontierCounts(
             queued=3,
             leased=0,
@@ -158,7 +158,21 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
         )
         print_summary(
             CrawlSummary(
-                "finished", True, 1.0, 0.5, 5, 6, 1000, {"ok": 5}, counts, 0, 0, 1, {}, 90.0
+                "finished",
+                True,
+                1.0,
+                0.5,
+                5,
+                6,
+                1000,
+                {"ok": 5},
+                counts,
+                0,
+                0,
+                1,
+                {},
+                90.0,
+                requeued_at_stop=requeued,
             ),
             build_settings({"user_agent": "testbot/1.0 (+https://example.org/bot)"}),
             quiet=False,
@@ -168,3 +182,5 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
 
     assert "parked for a revisit 124" in summary(124)
     assert "parked" not in summary(0)
+    assert "5 (7 of them not parsed at the stop" in summary(0, requeued=7)
+    assert "not parsed" not in summary(0)

@@ -108,6 +108,7 @@ class Node:
         self._counts: FrontierCounts | None = None
         self._paused_for_quota = False
         self._monitoring = False  # the stages are built: statistics can be read
+        self.requeued_at_stop = 0  # fetched pages a stop put back unparsed (summary)
         self._fetcher: Fetcher | None = None  # while the pipeline runs
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
 
@@ -265,6 +266,7 @@ class Node:
             admission_rejected=dict(self.admission.rejected),
             peak_rss_mib=peak_rss_mib(),
             recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
+            requeued_at_stop=self.requeued_at_stop,
         )
 
     async def _pipeline_run(self) -> None:
@@ -336,6 +338,7 @@ class Node:
         then is still put back, by the release of the leases at shutdown."""
         if not pages:
             return
+        self.requeued_at_stop += len(pages)
         log.info("stopping: %d fetched pages not parsed go back to the queue", len(pages))
         now = self.clock()
         with contextlib.suppress(TimeoutError):

@@ -183,7 +183,16 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
     rows = [
         ("stopped by", summary.stopped_by + (" (resumed crawl)" if summary.resumed else "")),
         ("crawl directory", str(settings.crawl.out)),
-        ("pages fetched (this run)", str(summary.fetches)),
+        (
+            "pages fetched (this run)",
+            str(summary.fetches)
+            + (
+                f" ({summary.requeued_at_stop} of them not parsed at the stop: kept in the "
+                "WARC files and queued again, fetched again by the next run)"
+                if summary.requeued_at_stop
+                else ""
+            ),
+        ),
         ("requests incl. robots.txt", str(summary.requests)),
         ("bytes received", _size(summary.bytes)),
         (
@@ -219,6 +228,11 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
             + (
                 f", {fr.revisits_parked} waiting for a revisit (--recrawl)"
                 if fr.revisits_parked
+                else ""
+            )
+            + (
+                f", {summary.requeued_at_stop} not parsed at the stop and queued again"
+                if summary.requeued_at_stop
                 else ""
             )
         )

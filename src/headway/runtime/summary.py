@@ -27,6 +27,7 @@ class CrawlSummary:
     admission_rejected: dict[str, int]
     peak_rss_mib: float
     recrawl: RecrawlStats | None = None  # with --recrawl
+    requeued_at_stop: int = 0  # fetched pages a stop put back unparsed (fetched again later)
 
 
 def process_cpu_seconds() -> float:
