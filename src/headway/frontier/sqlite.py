@@ -54,12 +54,12 @@ from headway.crashpoints import CrashPoint
 from headway.errors import StoreError
 from headway.frontier.bloom import BloomFilter, load_bitmap, save_bitmap
 from headway.frontier.sqlite_admit import admit
+from headway.frontier.sqlite_park import park_revisits, unpark_revisits
 from headway.frontier.sqlite_rows import (
     DONE,
     FAILED,
     LEASED,
     MIGRATIONS,
-    PARKED,
     QUEUED,
     SCHEMA,
     SCHEMA_VERSION,
@@ -356,43 +356,11 @@ class SqliteFrontier:
 
     def park_revisits(self) -> int:
         with self._tx() as tx:
-            # a page waiting for its revisit has REVISIT_PRIORITY: read through the
-            # queue's priority index, not by a scan of every queued URL
-            waiting = (
-                f"FROM urls INDEXED BY urls_queue WHERE state = {QUEUED} AND priority = ?"
-                " AND fetches > 0"
-            )
-            rows = tx.conn.execute(
-                f"SELECT host_id, count(*) {waiting} GROUP BY host_id", (REVISIT_PRIORITY,)
-            ).fetchall()
-            if not rows:
-                return 0
-            tx.conn.execute(
-                f"UPDATE urls SET state = {PARKED} WHERE id IN (SELECT id {waiting})",
-                (REVISIT_PRIORITY,),
-            )
-            parked = 0
-            for host_id, n in rows:
-                tx.host(host_id).pop(n)
-                parked += n
-            tx.totals["queued"] -= parked
-            tx.totals["parked"] += parked
-            return parked
+            return park_revisits(tx)
 
     def unpark_revisits(self) -> int:
         with self._tx() as tx:
-            rows = tx.conn.execute(
-                f"SELECT host_id, not_before FROM urls INDEXED BY urls_parked"
-                f" WHERE state = {PARKED}"
-            ).fetchall()
-            if not rows:
-                return 0
-            tx.conn.execute(f"UPDATE urls SET state = {QUEUED} WHERE state = {PARKED}")
-            for host_id, not_before in rows:
-                tx.host(host_id).push(not_before)
-            tx.totals["parked"] -= len(rows)
-            tx.totals["queued"] += len(rows)
-            return len(rows)
+            return unpark_revisits(tx)
 
     def reclaim_expired(self, now: float, limit: int = 1000) -> int:
         with self._tx() as tx:

@@ -40,6 +40,7 @@ from headway.frontier.redis.keys import (
 )
 from headway.frontier.redis.link import RedisLink
 from headway.frontier.redis.park import RevisitParking
+from headway.frontier.redis.records import leased_from_record
 from headway.frontier.redis.shards import ShardLeases, ShardStatistics
 from headway.frontier.redis.shared import SharedState
 from headway.frontier.store import (
@@ -342,7 +343,7 @@ class RedisFrontier:
                 rec = json.loads(reply[i + 1])
                 url_id = int(reply[i])
                 self._lease_hosts[url_id] = rec[1]
-                by_host.setdefault(rec[1], []).append(_leased(url_id, rec, expires))
+                by_host.setdefault(rec[1], []).append(leased_from_record(url_id, rec, expires))
         out: list[LeasedUrl] = []
         for host, _ in wants:
             out += by_host.pop(host, [])
@@ -490,25 +491,3 @@ class RedisFrontier:
         self._closed = True
         self._leases.close()
         self._link.close()
-
-
-def _leased(url_id: int, rec: list[Any], expires: float) -> LeasedUrl:
-    url, host, depth, priority, fp, via, attempts = rec[:7]
-    validators = rec[7] if len(rec) > 7 and isinstance(rec[7], str) else None
-    fetches = int(rec[8]) if len(rec) > 8 else 0
-    # written without it by an older version, or a link: no handler
-    handler = rec[9] if len(rec) > 9 and isinstance(rec[9], str) else None
-    return LeasedUrl(
-        url_id,
-        url,
-        host,
-        int(depth),
-        int(priority),
-        int(fp),
-        via,
-        int(attempts),
-        expires,
-        validators,
-        fetches,
-        handler,
-    )
