@@ -61,3 +61,26 @@ async def test_readings_only_for_their_readers(tmp_path: Path) -> None:
     assert monitor.readings <= len(readings) + len(written) - 1
     assert monitor.readings < ticks / 2, (monitor.readings, ticks)
     assert readings[-1].frontier is not None
+
+
+async def test_metrics_file_has_a_record_a_second_at_the_start(tmp_path: Path) -> None:
+    """During its first metrics interval (10 s) a run writes a record every second, so
+    that ``headway status`` of a crawl a few seconds old shows what it fetched rather
+    than the start-up record."""
+    from headway.runtime.node import Node
+    from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+    from tests.integration.helpers import crawl_settings
+
+    spec = SimWebSpec(hosts=3, host_spec=HostSpec(pages=40, links_per_page=6), seed=5)
+    async with SimWeb(spec) as web:
+        settings = crawl_settings(
+            tmp_path / "c", delay=0.2, max_duration=3.5, metrics_interval=10.0
+        )
+        summary = await Node(settings, web.seeds()).run()
+    assert summary.fetches > 10
+    lines = (tmp_path / "c" / "metrics.jsonl").read_text().splitlines()
+    written = [json.loads(line) for line in lines]
+    # start-up, about one a second, and the final line at the stop
+    assert 4 <= len(written) <= summary.seconds + 3, len(written)
+    before_stop = [w["fetches"] for w in written[1:-1]]
+    assert before_stop and before_stop[-1] > 0, before_stop

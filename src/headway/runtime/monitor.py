@@ -6,7 +6,8 @@ counts (a trip to the frontier thread) are paid per wake-up, not per page, so at
 politeness gap, where pages arrive slowly, they weigh on every page. The monitor wakes
 every ``TICK`` seconds for its checks but builds a reading only when one is due for a
 reader: the ``on_stats`` callback every ``stats_interval`` seconds, ``metrics.jsonl``
-every ``metrics_interval``, the shared crawl's heartbeat record every ``PUBLISH_EVERY``.
+every ``metrics_interval`` (every ``STARTUP_EVERY`` during the first), the shared
+crawl's heartbeat record every ``PUBLISH_EVERY``.
 The Prometheus endpoint builds its own reading on each scrape (``PrometheusExporter``).
 The frontier's counts are read when a reading is due, whenever the node is idle (the
 crawl may have finished: that needs a fresh count of queued and leased URLs), and at
@@ -38,6 +39,10 @@ TICK = 0.25
 COUNTS_EVERY = 1.0
 #: Seconds between two statistics records for the shared crawl's heartbeat.
 PUBLISH_EVERY = 1.0
+#: Seconds between two metrics.jsonl records during a run's first ``metrics_interval``
+#: (when that is longer than twice this): ``headway status`` reads the last record, and
+#: for the first 10 s it would otherwise be the start-up one, with nothing fetched.
+STARTUP_EVERY = 1.0
 
 
 class Due:
@@ -67,6 +72,9 @@ class Monitor:
         now = time.monotonic()
         self._stats = Due(stats_interval if node.on_stats is not None else None, now)
         self._metrics = Due(s.runtime.metrics_interval, now, first=now)
+        early = s.runtime.metrics_interval > 2 * STARTUP_EVERY
+        self._early = Due(STARTUP_EVERY if early else None, now)
+        self._early_until = now + s.runtime.metrics_interval
         shared = node.shared_store
         self._publish = Due(PUBLISH_EVERY if shared is not None else None, now, first=now)
         self.counts_read = 0  # reads of the frontier's counts
@@ -87,6 +95,8 @@ class Monitor:
             mono = time.monotonic()
             to_stats = self._stats.check(mono)
             to_metrics = self._metrics.check(mono)
+            if not to_metrics and mono < self._early_until:
+                to_metrics = self._early.check(mono)
             to_publish = self._publish.check(mono)
             reading = to_stats or to_metrics or to_publish
             if reading or node.idle() or mono - last_counts >= COUNTS_EVERY:
