@@ -390,6 +390,8 @@ def test_status_of_a_shared_crawl_and_a_masked_password(
             assert done.returncode == 0, done.stderr
             assert "hunter2secret" not in done.stdout + done.stderr
             assert shown in done.stdout + done.stderr
+            if args[0] == "status":  # the finished crawl said so, in words
+                assert "finished: nothing queued or in flight" in done.stdout
 
 
 def test_node_joining_mid_crawl_gets_shards_and_fetches(
