@@ -46,6 +46,9 @@ from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_cr
 from headway.urls.domain import match_host, strip_port
 from headway.urls.scope import OptOut
 
+#: The note of a URL settled without a fetch because robots.txt disallows it.
+ROBOTS_DISALLOWED = "robots-disallowed"
+
 
 @dataclass(frozen=True, slots=True)
 class FetchRobots:
@@ -467,7 +470,7 @@ class ScheduleCore:
             return "job"
         self._held.pop(host)
         if not known.allowed(held.url):
-            self._actions.append(Skip(held, "robots-disallowed", None))
+            self._actions.append(Skip(held, ROBOTS_DISALLOWED, None))
             self._push(host, now)  # its next URL: held, or in the next lease batch
             return None
         retry = held.attempts > 0

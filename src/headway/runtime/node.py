@@ -35,6 +35,7 @@ from headway.policy.quality import QualityBook
 from headway.policy.robots import (
     product_token,
 )
+from headway.policy.schedule import ROBOTS_DISALLOWED
 from headway.runtime.components import canon_options
 from headway.runtime.factory import NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
@@ -267,6 +268,7 @@ class Node:
             peak_rss_mib=peak_rss_mib(),
             recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
             requeued_at_stop=self.requeued_at_stop,
+            robots_disallowed=self.counters.robots_disallowed,
         )
 
     async def _pipeline_run(self) -> None:
@@ -413,6 +415,8 @@ class Node:
             )
 
     async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
+        if note == ROBOTS_DISALLOWED:
+            self.counters.robots_disallowed += 1
         await self.pipeline.to_store(SkippedUrl(lease, note, requeue_at))
 
     def _quality_gap(self, host: str) -> float:

@@ -28,6 +28,7 @@ class CrawlSummary:
     peak_rss_mib: float
     recrawl: RecrawlStats | None = None  # with --recrawl
     requeued_at_stop: int = 0  # fetched pages a stop put back unparsed (fetched again later)
+    robots_disallowed: int = 0  # URLs not fetched this run: robots.txt disallows them
 
 
 def process_cpu_seconds() -> float:
