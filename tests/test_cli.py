@@ -74,7 +74,7 @@ def test_bad_flag_value_names_the_key(tmp_path: Path) -> None:
     seeds.write_text("example.org\n")
     out = run("crawl", str(seeds), "--user-agent", UA, "--delay", "-3")
     assert out.returncode == 2
-    assert "politeness.delay" in out.stderr and "[0, 3600]" in out.stderr
+    assert "politeness.delay" in out.stderr and "from 0 to 3600" in out.stderr
 
 
 def test_status_of_a_non_crawl_directory(tmp_path: Path) -> None:
@@ -217,3 +217,68 @@ def test_simweb_serves_validators_changing_pages_and_sitemaps() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_help_texts_read_as_written() -> None:
+    """A % in a setting's help is printed as a %, and the internal bench-crawl command
+    is not listed."""
+    out = run("crawl", "--help")
+    assert out.returncode == 0
+    text = " ".join(out.stdout.split())  # argparse wraps the help
+    shown = text[text.find("--warc-gzip-level INT gzip") :][:400]
+    assert "(1-2: fastest, about 15% larger; 3-8:" in shown, shown
+    assert "option_strings" not in out.stdout
+    top = run("--help")
+    assert top.returncode == 0
+    assert "SUPPRESS" not in top.stdout and "bench-crawl" not in top.stdout
+    assert "demo" in top.stdout
+
+
+def test_abbreviated_flags_are_refused(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("example.org\n")
+    out = run("crawl", str(seeds), "--user-agent", UA, "--max-page", "5", "--out", str(tmp_path))
+    assert out.returncode == 2
+    assert "unrecognized arguments: --max-page" in out.stderr
+    assert run("status", "--js", str(tmp_path)).returncode == 2
+
+
+def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
+    import os
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("example.org\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "headway.cli", "crawl", str(seeds), "--user-agent", UA],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HEADWAY_DELAY": "soon"},
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "HEADWAY_DELAY (politeness.delay): expected a number" in out.stderr
+
+
+def test_demo_crawls_the_simulated_web_and_says_where_the_output_is(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "headway.cli", "demo", "--hosts", "2", "--pages", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    crawl = tmp_path / "headway-demo"
+    log = [json.loads(line) for line in (crawl / "crawl.log.jsonl").read_text().splitlines()]
+    pages = [e for e in log if e["status"] == 200 and not e["url"].endswith("/robots.txt")]
+    assert len({e["url"] for e in pages}) >= 2 * 5  # every host's pages (and home pages)
+    assert all(".sim:" in e["url"] for e in log)
+    assert list((crawl / "warc").glob("*.warc.gz"))
+    assert "stopped by" in out.stdout and "finished" in out.stdout
+    assert f"{Path('headway-demo') / 'warc'}/" in out.stdout
+    assert "headway status headway-demo" in out.stdout
+    # a second demo into the same directory is refused with one line
+    again = run("demo", cwd=tmp_path)
+    assert again.returncode == 2 and "already exists" in again.stderr

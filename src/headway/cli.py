@@ -1,11 +1,12 @@
-"""The command line: ``headway crawl``, ``headway node``, ``headway status``,
-``headway simweb``, ``headway bench``. Every setting of ``headway.settings`` is a flag of
-``crawl`` and ``node``."""
+"""The command line: ``headway demo``, ``headway crawl``, ``headway node``,
+``headway status``, ``headway simweb``, ``headway bench``. Every setting of
+``headway.settings`` is a flag of ``crawl`` and ``node``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("headway")
 
 _SHORT = {"out": "-o", "quiet": "-q"}
+#: The commands ``headway --help`` lists (``bench-crawl`` is internal).
+COMMANDS = ("demo", "crawl", "node", "status", "simweb", "bench")
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +41,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help_text = f"{key.help} (default: {_default_text(key)}; env {key.env})"
         if key.choices:
             help_text += f"; one of: {', '.join(key.choices)}"
+        help_text = help_text.replace("%", "%%")  # argparse reads % as a format code
         kwargs: dict[str, Any] = {"dest": key.name, "default": argparse.SUPPRESS, "help": help_text}
         if key.kind == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
@@ -59,11 +63,22 @@ def _default_text(key: Key) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="headway", description="A polite, fast, crash-safe web crawler writing WARC/1.1."
+        prog="headway",
+        description="A polite, fast, crash-safe web crawler writing WARC/1.1.",
+        epilog="First time? `headway demo` crawls a simulated web on this machine, no "
+        "internet needed, and says what to look at.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"headway {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    crawl = sub.add_parser(
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}"
+    )
+    # no abbreviations: "--max-page 5" must be an error, not --max-pages
+    add_parser = functools.partial(sub.add_parser, allow_abbrev=False)
+    from headway.demo import add_demo_parser
+
+    add_demo_parser(add_parser)
+    crawl = add_parser(
         "crawl",
         help="crawl outward from seeds into a crawl directory",
         description="Crawl outward from the seeds, politely, into the crawl directory (--out). "
@@ -77,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     crawl.add_argument("--config", type=Path, default=None, help="TOML settings file")
     _add_setting_flags(crawl)
-    node = sub.add_parser(
+    node = add_parser(
         "node",
         help="join a shared crawl (--store, --crawl-id) as one more node, without seeds",
         description="Run one more node of a shared crawl: it takes its share of the crawl's "
@@ -86,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     node.add_argument("--config", type=Path, default=None, help="TOML settings file")
     _add_setting_flags(node)
-    status = sub.add_parser(
+    status = add_parser(
         "status",
         help="show the state of a crawl directory, or of a shared crawl (--store, --crawl-id)",
     )
@@ -102,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("HEADWAY_CRAWL_ID"),
         help="the shared crawl's id (with a redis --store)",
     )
-    sim = sub.add_parser(
+    sim = add_parser(
         "simweb",
         help="serve the simulated web for trying configurations",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -139,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="with --change-every: seconds between content versions of a changing page",
     )
-    bench = sub.add_parser(
+    bench = add_parser(
         "bench",
         help="crawl the simulated web and print speed figures",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -169,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="source tree (its src/ folder) of an earlier headway: each case runs first "
         "with it, then with this one, on the same server (before/after figures)",
     )
-    crawl_child = sub.add_parser("bench-crawl", help=argparse.SUPPRESS)
+    # internal (the crawl process of ``headway bench``): no help, so not listed
+    crawl_child = add_parser("bench-crawl")
     crawl_child.add_argument("config")
     return parser
 
@@ -217,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
             return _crawl(args)
         if args.command == "status":
             return _status(args)
+        if args.command == "demo":
+            from headway.demo import demo_command
+
+            return demo_command(args)
         if args.command == "simweb":
             from headway.testing.serve import simweb_command
 
