@@ -158,7 +158,8 @@ class FrontierCounts:
 
 @dataclass(frozen=True, slots=True)
 class FrontierLimits:
-    """Caps of the frontier. Bloom sizing fixes its memory whatever the crawl size."""
+    """Caps of the frontier. ``bloom_capacity``: the largest sizing of the seen filter
+    (the embedded store's grows to it with the crawl; Redis bitmaps are sized for it)."""
 
     host_budget: int = 10_000
     max_queued: int = 10_000_000

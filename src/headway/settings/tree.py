@@ -174,7 +174,12 @@ class FrontierSettings:
     max_queued: int = _opt(
         10_000_000, "max queued URLs in the frontier; lowest priority shed", min=100
     )
-    bloom_capacity: int = _opt(10_000_000, "seen-filter sizing (memory is fixed by it)", min=1000)
+    bloom_capacity: int = _opt(
+        10_000_000,
+        "most URLs the seen filter is sized for (its memory: 1.8 bytes per URL of its "
+        "sizing); the embedded store's filter starts at 65,536 and grows 16-fold to this",
+        min=1000,
+    )
     memory_target_mib: int = _opt(
         0,
         "while the node's RSS is over this, admission sheds the deepest new links "
