@@ -36,10 +36,8 @@ schema and the host rows of one transaction (``Tx``) in ``sqlite_rows.py``.
 
 The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open
 (about 5 us per fingerprint in pure Python: 5.5 s for 1M on the benchmark machine)
-unless a clean close saved its bitmap (``load_bitmap``). It is sized to the seen set
-(``capacity_for``): when a transaction takes the seen count past the filter's capacity,
-a 16 times larger filter is built from the table (``_grow_bloom``), up to
-``bloom_capacity``.
+unless a clean close saved its bitmap (``load_bitmap``). Sized to the seen set, it is
+rebuilt 16 times larger when a transaction outgrows it (``_grow_bloom``, ``capacity_for``).
 """
 
 from __future__ import annotations
@@ -207,9 +205,12 @@ class SqliteFrontier:
 
     def _fill_bloom(self, bloom: BloomFilter) -> None:
         assert self._conn is not None
-        cur = self._conn.execute("SELECT fp FROM seen")
-        while rows := cur.fetchmany(65_536):
-            bloom.add_many(r[0] for r in rows)
+        try:
+            cur = self._conn.execute("SELECT fp FROM seen")
+            while rows := cur.fetchmany(65_536):
+                bloom.add_many(r[0] for r in rows)
+        except sqlite3.Error as exc:  # a grown filter is not used: the old one stays
+            raise StoreError(f"frontier store failed: {exc}") from exc
 
     def _grow_bloom(self) -> None:
         """Replace the Bloom filter by one sized for the seen set (the committed table
