@@ -118,6 +118,9 @@ class Monitor:
                 node.admission.forget_recent()
                 entries = node.admission.admit(node.seeds, 0, None)
                 await node.fw.call(node.frontier.add, entries, node.clock())
+                # the counts read above may be the restarted store's, before the seeds
+                # came back: the end check must not take them for a finished crawl
+                node.use_counts(await node.fw.call(node.frontier.counts))
                 log.warning("the store restarted: recently admitted links are offered again")
             if node.paused_for_quota and resume_file.exists():
                 resume_file.unlink(missing_ok=True)

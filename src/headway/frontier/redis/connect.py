@@ -15,7 +15,7 @@ password is replaced by ``***``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -114,8 +114,16 @@ def mask_store_url(text: str) -> str:
     return f"{scheme}://{shown}@{hostpart}"
 
 
-def connect(url: StoreUrl, *, timeout: float = 5.0) -> Any:
-    """A client (``redis.Redis`` or ``RedisCluster``) with string replies."""
+def connect(
+    url: StoreUrl,
+    *,
+    timeout: float = 5.0,
+    on_connection: Callable[[Any], None] | None = None,
+) -> Any:
+    """A client (``redis.Redis`` or ``RedisCluster``) with string replies.
+    ``on_connection(conn)``: called with every connection the client opens (also one
+    opened again, without a word, after the server went away), set up and before its
+    first command."""
     # No retries inside the client: the frontier retries whole calls itself, with backoff
     # and one log line (see ``RedisFrontier``).
     common: dict[str, Any] = {
@@ -127,6 +135,15 @@ def connect(url: StoreUrl, *, timeout: float = 5.0) -> Any:
         "socket_connect_timeout": timeout,
         "ssl": url.tls,
     }
+    if on_connection is not None:
+        hook = on_connection
+
+        def set_up(conn: Any) -> None:
+            conn.on_connect()  # what the client does without a hook (AUTH, SELECT, ...)
+            hook(conn)
+
+        # a cluster client sets connections up itself, then calls this with each
+        common["redis_connect_func"] = hook if url.cluster else set_up
     try:
         if url.cluster:
             nodes = [ClusterNode(h, p) for h, p in url.nodes]  # type: ignore[no-untyped-call]
