@@ -17,7 +17,10 @@ embedded backend, all inherent to sharing:
   lease may leave an orphan lease, which ``reclaim_expired`` returns when it expires.
 
 Durability is the server's: with AOF and ``appendfsync everysec`` a Redis crash loses at
-most about the last second of writes (see docs/scaling.md).
+most about the last second of writes (see docs/scaling.md). A Redis that lost the crawl's
+keys (a flush, eviction, a failover or restart without them) is noticed through the
+crawl epoch (``epoch.py``): from then on every call does nothing (leases none, settles
+none, reports the last counts) and ``close`` raises ``CrawlLostError``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,16 @@ from headway.frontier.bloom import _size as bloom_size
 from headway.frontier.redis.admission import RedisAdmission
 from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
 from headway.frontier.redis.counts import read_counts_raw
+from headway.frontier.redis.epoch import (
+    CrawlLostError,
+    LostCrawl,
+    check_eviction,
+    loss_facts,
+    lost_message,
+    missing_shards,
+    open_epoch,
+    unless_lost,
+)
 from headway.frontier.redis.keys import (
     DEFAULT_SHARDS,
     CrawlKeys,
@@ -65,6 +78,7 @@ _KIND = {
 
 
 DEFAULT_LIMITS = FrontierLimits()
+_NO_ADD = AddResult(0, 0, {})
 
 
 class RedisFrontier:
@@ -95,8 +109,12 @@ class RedisFrontier:
         self.keys = CrawlKeys(crawl_id)
         self._closed = False
         self._lease_hosts: dict[int, str] = {}
-        self._scripts: Scripts = self._retry(lambda: Scripts(self._client))
-        self.shards, bloom_bits, probes = self._retry(lambda: self._crawl_shape(shards))
+        self._lost = LostCrawl()
+        self._last_counts: FrontierCounts | None = None
+        self._retry(lambda: check_eviction(self._client, self._url.masked()))
+        self._scripts: Scripts = self._retry(lambda: Scripts(self._client, ""))
+        self.shards, bloom_bits, probes = self._retry(lambda: self._crawl_shape(shards, shard_ttl))
+        self._scripts.epoch = self._retry(lambda: open_epoch(self._client, self.keys, self.shards))
         self._shared = SharedState(self._client, self._retry, self.keys, self.shards)
         self._admission = RedisAdmission(
             self._client,
@@ -114,6 +132,8 @@ class RedisFrontier:
             node_id,
             ttl=shard_ttl,
             handover_gap=handover_gap,
+            epoch=self._scripts.epoch,
+            on_lost=self._lose,
         )
         self._leases.start()
         self._parking = RevisitParking(
@@ -127,8 +147,9 @@ class RedisFrontier:
             self.shards,
         )
 
-    def _crawl_shape(self, shards: int) -> tuple[int, int, int]:
-        """The crawl's shard count and Bloom shape, fixed by whoever created the crawl."""
+    def _crawl_shape(self, shards: int, shard_ttl: float) -> tuple[int, int, int]:
+        """The crawl's shard count and Bloom shape, fixed by whoever created the crawl
+        (its shard TTL too: what ``headway status`` counts as live)."""
         bits, probes = bloom_size(
             max(1, self._limits.bloom_capacity // shards), self._limits.bloom_error
         )
@@ -136,6 +157,7 @@ class RedisFrontier:
         pipe.hsetnx(self.keys.meta, "shards", shards)
         pipe.hsetnx(self.keys.meta, "bloom_bits", bits)
         pipe.hsetnx(self.keys.meta, "bloom_probes", probes)
+        pipe.hsetnx(self.keys.meta, "shard_ttl", repr(float(shard_ttl)))
         pipe.hmget(self.keys.meta, ["shards", "bloom_bits", "bloom_probes"])
         got = pipe.execute()[-1]
         have = int(got[0])
@@ -159,6 +181,30 @@ class RedisFrontier:
     def store_url(self) -> str:
         """The store URL with its password masked."""
         return self._url.masked()
+
+    @property
+    def crawl_lost(self) -> str | None:
+        """Why the crawl is lost (one line), once a call found its keys gone."""
+        return self._lost.message
+
+    def _lose(self) -> None:
+        if not self._lost:
+            facts = loss_facts(self._client, self._link.restarted_since_start())
+            self._lost.mark(lost_message(self._url.masked(), self.keys.crawl, facts))
+
+    @unless_lost(lambda self: None)
+    def verify_epoch(self) -> None:
+        """Check that the crawl's epoch is in the meta hash and every shard; mark the
+        crawl lost if not."""
+        epoch = self._scripts.epoch
+
+        def check() -> bool:
+            if self._client.hget(self.keys.meta, "epoch") != epoch:
+                return False
+            return not missing_shards(self._client, self.keys, self.shards, epoch)
+
+        if not self._retry(check):
+            self._lose()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -191,6 +237,7 @@ class RedisFrontier:
 
     # -- admission -------------------------------------------------------------------------
 
+    @unless_lost(lambda self: _NO_ADD)
     def add(self, entries: Sequence[UrlEntry], now: float) -> AddResult:
         self._check_open()
         calls, dups = self._admission.calls(entries)
@@ -199,6 +246,7 @@ class RedisFrontier:
 
     # -- settling --------------------------------------------------------------------------
 
+    @unless_lost(lambda self: _NO_ADD)
     def complete(
         self, completions: Sequence[Completion], discovered: Sequence[UrlEntry], now: float
     ) -> AddResult:
@@ -257,6 +305,7 @@ class RedisFrontier:
 
     # -- scheduling ------------------------------------------------------------------------
 
+    @unless_lost(lambda self: [])
     def ready_hosts(
         self, now: float, limit: int, exclude: Collection[str] = ()
     ) -> list[tuple[str, float]]:
@@ -282,6 +331,7 @@ class RedisFrontier:
         found.sort()
         return [(h, float(t)) for t, h in found if h not in exclude][:limit]
 
+    @unless_lost(lambda self: None)
     def next_ready_time(self, exclude: Collection[str] = ()) -> float | None:
         self._check_open()
         shards = sorted(self._leases.schedulable())
@@ -300,6 +350,7 @@ class RedisFrontier:
                     break
         return best
 
+    @unless_lost(lambda self: None)
     def set_host_ready_at(self, host: str, ready_at: float) -> None:
         self._check_open()
         s = self.shard_of(host)
@@ -308,6 +359,7 @@ class RedisFrontier:
             lambda: self._scripts.run_many([("set_ready", keys, [host, repr(float(ready_at))])])
         )
 
+    @unless_lost(lambda self: [])
     def lease_many(
         self,
         wants: Sequence[tuple[str, int]],
@@ -349,6 +401,7 @@ class RedisFrontier:
             out += by_host.pop(host, [])
         return out
 
+    @unless_lost(lambda self: 0)
     def drop_host(self, host: str, reason: str) -> int:
         self._check_open()
         s = self.shard_of(host)
@@ -363,16 +416,19 @@ class RedisFrontier:
 
     # -- recrawl ---------------------------------------------------------------------------
 
+    @unless_lost(lambda self: 0)
     def park_revisits(self) -> int:
         self._check_open()
         return self._parking.park()
 
+    @unless_lost(lambda self: 0)
     def unpark_revisits(self) -> int:
         self._check_open()
         return self._parking.unpark()
 
     # -- leases ----------------------------------------------------------------------------
 
+    @unless_lost(lambda self: 0)
     def reclaim_expired(self, now: float, limit: int = 1000) -> int:
         self._check_open()
 
@@ -387,6 +443,7 @@ class RedisFrontier:
         found = [(s, m) for s, rows in enumerate(self._retry(expired)) for m in rows][:limit]
         return self._requeue(found, bound=repr(float(now)))
 
+    @unless_lost(lambda self: 0)
     def extend_leases(self, ids: Sequence[int], now: float, lease_seconds: float) -> int:
         self._check_open()
         if not ids:
@@ -407,6 +464,7 @@ class RedisFrontier:
 
         return sum(int(n) for n in self._retry(extend))
 
+    @unless_lost(lambda self: 0)
     def release_own_leases(self) -> int:
         self._check_open()
 
@@ -438,18 +496,22 @@ class RedisFrontier:
 
     # -- shared per-crawl state ------------------------------------------------------------
 
+    @unless_lost(lambda self: {})
     def find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
         self._check_open()
         return self._shared.find_payloads(digests)
 
+    @unless_lost(lambda self: None)
     def put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
         self._check_open()
         self._shared.put_payloads(items)
 
+    @unless_lost(lambda self: {})
     def get_host_states(self, hosts: Sequence[str]) -> dict[str, str]:
         self._check_open()
         return self._shared.get_host_states(hosts)
 
+    @unless_lost(lambda self: None)
     def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
         self._check_open()
         self._shared.put_host_states(items)
@@ -460,16 +522,27 @@ class RedisFrontier:
         reads in a row agree, since a page's settlement and its links' admission touch
         several shards one after another and a single pass could fall between them."""
         self._check_open()
-        counts, raw = self._retry(lambda: read_counts_raw(self._client, self.keys, self.shards))
+        if self._lost:
+            return self._last_counts or self._retry(self._read_counts)[0]
+        counts, raw = self._retry(self._read_counts)
         for _ in range(10):
             if counts.queued or counts.leased:
                 break
-            again, raw2 = self._retry(lambda: read_counts_raw(self._client, self.keys, self.shards))
+            again, raw2 = self._retry(self._read_counts)
             if raw2 == raw:
                 break
             counts, raw = again, raw2
+        if not (counts.queued or counts.leased):
+            # an empty frontier ends the crawl: first make sure it is not a lost one
+            self.verify_epoch()
+            if self._lost:
+                return self._last_counts or counts
+        self._last_counts = counts
         self._admission.forget_queued()
         return counts
+
+    def _read_counts(self) -> tuple[FrontierCounts, Any]:
+        return read_counts_raw(self._client, self.keys, self.shards)
 
     def get_meta(self, key: str) -> str | None:
         self._check_open()
@@ -491,3 +564,5 @@ class RedisFrontier:
         self._closed = True
         self._leases.close()
         self._link.close()
+        if self._lost.message is not None:
+            raise CrawlLostError(self._lost.message)

@@ -28,6 +28,7 @@ from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 from headway.errors import StoreError
+from headway.frontier.redis.epoch import epoch_key_of
 
 log = logging.getLogger(__name__)
 
@@ -145,10 +146,12 @@ def script_text(name: str) -> str:
 
 class Scripts:
     """The frontier's Lua scripts, loaded by SHA and reloaded when a restarted server
-    (or a new cluster master) no longer knows them."""
+    (or a new cluster master) no longer knows them. Every call gets the crawl epoch key
+    of its shard (the hash tag of its first key) as its last key (see ``epoch.py``)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, epoch: str) -> None:
         self._client = client
+        self.epoch = epoch
         self.text = {name: script_text(name) for name in SCRIPT_NAMES}
         self.sha: dict[str, str] = {}
         self.load()
@@ -157,7 +160,11 @@ class Scripts:
         for name, text in self.text.items():
             self.sha[name] = self._client.script_load(text)
 
+    def _keys(self, keys: list[str]) -> list[str]:
+        return [*keys, epoch_key_of(keys[0], self.epoch)]
+
     def call(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        keys = self._keys(keys)
         try:
             return self._client.evalsha(self.sha[name], len(keys), *keys, *args)
         except NoScriptError:
@@ -174,6 +181,7 @@ class Scripts:
             pipe = self._client.pipeline(transaction=False)
             for i in todo:
                 name, keys, args = calls[i]
+                keys = self._keys(keys)
                 pipe.execute_command("EVALSHA", self.sha[name], len(keys), *keys, *args)
             replies = pipe.execute(raise_on_error=False) if todo else []
             missing = []

@@ -6,7 +6,8 @@ retried with backoff (one warning when the outage starts, one when Redis is back
 to ``outage_limit`` seconds, then ``StoreError``; any other Redis error is a
 ``StoreError`` at once. After an outage the server's run ids are compared with those
 seen at start: a server that restarted may have lost its last writes, which
-``server_restarts`` counts so the node can offer recent links again.
+``server_restarts`` counts so the node can offer recent links again. A script's refusal
+for want of its crawl epoch key is a ``CrawlLostError`` (see ``epoch.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import redis
 
 from headway.errors import StoreError
 from headway.frontier.redis.connect import StoreUrl, connect
+from headway.frontier.redis.epoch import CrawlLostError, is_lost_reply
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,7 @@ class RedisLink:
         self.server_restarts = 0  # times a Redis server was found restarted
         self._first_contact()
         self._run_ids = self.retry(self._server_run_ids)
+        self._first_run_ids = self._run_ids
 
     def _first_contact(self) -> None:
         """Reach the server once before anything else: a store that cannot be reached at
@@ -72,6 +75,8 @@ class RedisLink:
                 delay = min(delay * 2, 2.0)
                 continue
             except redis.RedisError as exc:
+                if is_lost_reply(exc):
+                    raise CrawlLostError(str(exc)) from exc
                 raise StoreError(f"Redis frontier failed: {exc}") from exc
             if self._down_since is not None:
                 log.warning(
@@ -98,6 +103,13 @@ class RedisLink:
             self._run_ids = ids
             self.server_restarts += 1
             log.warning("Redis %s was restarted", self.url.masked())
+
+    def restarted_since_start(self) -> bool:
+        """Whether a server's run id differs from the one seen at start (asked now)."""
+        try:
+            return self._server_run_ids() != self._first_run_ids
+        except redis.RedisError:
+            return self.server_restarts > 0
 
     def close(self) -> None:
         self.client.close()
