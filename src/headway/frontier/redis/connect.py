@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisClusterException
 from redis.retry import Retry
 
 from headway.errors import StoreError
@@ -134,8 +134,9 @@ def connect(url: StoreUrl, *, timeout: float = 5.0) -> Any:
             return RedisCluster(startup_nodes=nodes, **common)
         host, port = url.nodes[0]
         return redis.Redis(host=host, port=port, db=url.db, **common)
-    except redis.RedisError as exc:
-        raise StoreError(f"cannot connect to {url.masked()}: {exc}") from exc
+    except (redis.RedisError, RedisClusterException) as exc:
+        # (a cluster none of whose listed nodes answers raises the latter)
+        raise StoreError(f"cannot reach Redis {url.masked()}: {exc}") from exc
 
 
 def script_text(name: str) -> str:
