@@ -17,10 +17,8 @@ embedded backend, all inherent to sharing:
   lease may leave an orphan lease, which ``reclaim_expired`` returns when it expires.
 
 Durability is the server's: with AOF and ``appendfsync everysec`` a Redis crash loses at
-most about the last second of writes (see docs/scaling.md). A Redis that lost the crawl's
-keys (a flush, eviction, a failover or restart without them) is noticed through the
-crawl epoch (``epoch.py``): from then on every call does nothing (leases none, settles
-none, reports the last counts) and ``close`` raises ``CrawlLostError``.
+most about the last second of writes (see docs/scaling.md). Once the crawl is found lost
+(``epoch.py``) every call does nothing and ``close`` raises ``CrawlLostError``.
 """
 
 from __future__ import annotations
@@ -31,18 +29,16 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from headway.errors import StoreError
-from headway.frontier.bloom import _size as bloom_size
+from headway.frontier.redis import reads
 from headway.frontier.redis.admission import RedisAdmission
 from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
 from headway.frontier.redis.counts import read_counts_raw
 from headway.frontier.redis.epoch import (
     CrawlLostError,
     LostCrawl,
-    check_eviction,
     loss_facts,
     lost_message,
     missing_shards,
-    open_epoch,
     unless_lost,
 )
 from headway.frontier.redis.keys import (
@@ -52,6 +48,7 @@ from headway.frontier.redis.keys import (
     shard_of_host,
 )
 from headway.frontier.redis.link import RedisLink
+from headway.frontier.redis.opening import open_crawl
 from headway.frontier.redis.park import RevisitParking
 from headway.frontier.redis.records import leased_from_record
 from headway.frontier.redis.shards import ShardLeases, ShardStatistics
@@ -111,10 +108,13 @@ class RedisFrontier:
         self._lease_hosts: dict[int, str] = {}
         self._lost = LostCrawl()
         self._last_counts: FrontierCounts | None = None
-        self._retry(lambda: check_eviction(self._client, self._url.masked()))
-        self._scripts: Scripts = self._retry(lambda: Scripts(self._client, ""))
-        self.shards, bloom_bits, probes = self._retry(lambda: self._crawl_shape(shards, shard_ttl))
-        self._scripts.epoch = self._retry(lambda: open_epoch(self._client, self.keys, self.shards))
+        shape = self._retry(
+            lambda: open_crawl(
+                self._client, self.keys, limits, shards, shard_ttl, self._url.masked()
+            )
+        )
+        self.shards = shape.shards
+        self._scripts: Scripts = self._retry(lambda: Scripts(self._client, shape.epoch))
         self._shared = SharedState(self._client, self._retry, self.keys, self.shards)
         self._admission = RedisAdmission(
             self._client,
@@ -122,8 +122,8 @@ class RedisFrontier:
             self.keys,
             self.shards,
             limits,
-            bloom_bits=bloom_bits,
-            probes=probes,
+            bloom_bits=shape.bloom_bits,
+            probes=shape.bloom_probes,
         )
         self._leases = ShardLeases(
             self._client,
@@ -132,7 +132,7 @@ class RedisFrontier:
             node_id,
             ttl=shard_ttl,
             handover_gap=handover_gap,
-            epoch=self._scripts.epoch,
+            epoch=shape.epoch,
             on_lost=self._lose,
         )
         self._leases.start()
@@ -146,24 +146,6 @@ class RedisFrontier:
             node_id,
             self.shards,
         )
-
-    def _crawl_shape(self, shards: int, shard_ttl: float) -> tuple[int, int, int]:
-        """The crawl's shard count and Bloom shape, fixed by whoever created the crawl
-        (its shard TTL too: what ``headway status`` counts as live)."""
-        bits, probes = bloom_size(
-            max(1, self._limits.bloom_capacity // shards), self._limits.bloom_error
-        )
-        pipe = self._client.pipeline(transaction=False)
-        pipe.hsetnx(self.keys.meta, "shards", shards)
-        pipe.hsetnx(self.keys.meta, "bloom_bits", bits)
-        pipe.hsetnx(self.keys.meta, "bloom_probes", probes)
-        pipe.hsetnx(self.keys.meta, "shard_ttl", repr(float(shard_ttl)))
-        pipe.hmget(self.keys.meta, ["shards", "bloom_bits", "bloom_probes"])
-        got = pipe.execute()[-1]
-        have = int(got[0])
-        if have != shards:
-            log.info("crawl %s has %d shards (fixed at its creation)", self.keys.crawl, have)
-        return have, int(got[1]), int(got[2])
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -313,42 +295,15 @@ class RedisFrontier:
         if limit <= 0:
             return []
         shards = sorted(self._leases.schedulable())
-
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in shards:
-                pipe.zrangebyscore(
-                    self.keys.shard(s, "ready"),
-                    "-inf",
-                    now,
-                    start=0,
-                    num=limit + len(exclude),
-                    withscores=True,
-                )
-            return list(pipe.execute())
-
-        found = [(score, host) for rows in self._retry(read) for host, score in rows]
-        found.sort()
+        num = limit + len(exclude)
+        found = self._retry(lambda: reads.ready_hosts(self._client, self.keys, shards, now, num))
         return [(h, float(t)) for t, h in found if h not in exclude][:limit]
 
     @unless_lost(lambda self: None)
     def next_ready_time(self, exclude: Collection[str] = ()) -> float | None:
         self._check_open()
         shards = sorted(self._leases.schedulable())
-
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in shards:
-                pipe.zrange(self.keys.shard(s, "ready"), 0, len(exclude), withscores=True)
-            return list(pipe.execute())
-
-        best: float | None = None
-        for rows in self._retry(read):
-            for host, score in rows:
-                if host not in exclude:
-                    best = score if best is None else min(best, score)
-                    break
-        return best
+        return self._retry(lambda: reads.next_ready_time(self._client, self.keys, shards, exclude))
 
     @unless_lost(lambda self: None)
     def set_host_ready_at(self, host: str, ready_at: float) -> None:
@@ -431,16 +386,9 @@ class RedisFrontier:
     @unless_lost(lambda self: 0)
     def reclaim_expired(self, now: float, limit: int = 1000) -> int:
         self._check_open()
-
-        def expired() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in range(self.shards):
-                pipe.zrangebyscore(
-                    self.keys.shard(s, "leases"), "-inf", f"({now!r}", start=0, num=limit
-                )
-            return list(pipe.execute())
-
-        found = [(s, m) for s, rows in enumerate(self._retry(expired)) for m in rows][:limit]
+        found = self._retry(
+            lambda: reads.expired_leases(self._client, self.keys, self.shards, now, limit)
+        )
         return self._requeue(found, bound=repr(float(now)))
 
     @unless_lost(lambda self: 0)
@@ -449,35 +397,20 @@ class RedisFrontier:
         if not ids:
             return 0
         expires = now + lease_seconds
-        suffix = "|" + self._node
-
-        def extend() -> list[Any]:
-            # XX: only a member that exists (this node's lease) gets the new score; a
-            # lease reclaimed or taken by another node has another member and stays as is
-            by_shard: dict[int, dict[str, float]] = {}
-            for i in ids:
-                by_shard.setdefault(i % self.shards, {})[member(i) + suffix] = expires
-            pipe = self._client.pipeline(transaction=False)
-            for s, members in by_shard.items():
-                pipe.zadd(self.keys.shard(s, "leases"), members, xx=True, ch=True)
-            return list(pipe.execute())
-
-        return sum(int(n) for n in self._retry(extend))
+        return int(
+            self._retry(
+                lambda: reads.extend_leases(
+                    self._client, self.keys, self.shards, self._node, ids, expires
+                )
+            )
+        )
 
     @unless_lost(lambda self: 0)
     def release_own_leases(self) -> int:
         self._check_open()
-
-        def mine() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in range(self.shards):
-                pipe.zrange(self.keys.shard(s, "leases"), 0, -1)
-            return list(pipe.execute())
-
-        suffix = "|" + self._node
-        found = [
-            (s, m) for s, rows in enumerate(self._retry(mine)) for m in rows if m.endswith(suffix)
-        ]
+        found = self._retry(
+            lambda: reads.own_leases(self._client, self.keys, self.shards, self._node)
+        )
         self._lease_hosts.clear()
         return self._requeue(found, bound="")
 
