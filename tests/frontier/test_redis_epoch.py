@@ -231,3 +231,25 @@ def test_the_lost_message_says_what_happened_and_what_to_do() -> None:
         assert "\n" not in text and store in text and "'news'" in text
         # the same command does not resume: it starts again from nothing
         assert "resume" not in text and "starts it afresh" in text
+
+
+def test_keys_lost_on_one_cluster_master_are_noticed(redis_cluster: RedisCluster) -> None:
+    """A failover to a replica that had not received the keys of its slots: the crawl's
+    keys on one master are gone, the others' are not."""
+    crawl = f"ep{next(_ids)}"
+    store = RedisFrontier(redis_cluster.url, crawl, "n1", TEST_LIMITS, shards=SHARDS)
+    try:
+        hosts = [f"h{i}.test" for i in range(40)]
+        store.add([entry(f"http://{h}/") for h in hosts], now=0)
+        victim = redis_cluster.servers[1]
+        gone = victim.cli("KEYS", f"hw:{{{crawl}:*").split()
+        assert gone, "no shard of the crawl on this master"
+        for key in gone:
+            victim.cli("DEL", key)
+        assert store.crawl_lost is None
+        again = store.add([entry(f"http://{h}/again") for h in hosts], now=1)
+        assert again.added == 0
+        assert store.crawl_lost is not None and "no longer holds crawl" in store.crawl_lost
+    finally:
+        with pytest.raises(CrawlLostError):
+            store.close()

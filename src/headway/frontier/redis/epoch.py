@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from headway.errors import StoreError
 from headway.frontier.redis.keys import PREFIX, CrawlKeys
@@ -137,7 +138,7 @@ def loss_facts(client: Any, restarted: bool) -> LossFacts:
         persistence = _infos(client, "persistence")
         stats = _infos(client, "stats")
         memory = _infos(client, "memory")
-    except redis.RedisError:
+    except (redis.RedisError, RedisClusterException):
         return LossFacts(restarted, None, 0, "")
     aof = all(int(i.get("aof_enabled", 0) or 0) == 1 for i in persistence)
     evicted = sum(int(i.get("evicted_keys", 0) or 0) for i in stats)
@@ -153,7 +154,8 @@ def lost_message(store: str, crawl: str | None, facts: LossFacts) -> str:
         advice = "; run Redis with --appendonly yes so that a restart keeps a crawl"
     elif facts.restarted:
         what = (
-            f"the server restarted ({aof}) and came back without it (an AOF file turned"
+            f"a server restarted or was replaced by a failover ({aof}) and came back"
+            " without it (a replica that had not received the keys, or an AOF file turned"
             " on after the crawl began, deleted or from another server)"
         )
         advice = ""

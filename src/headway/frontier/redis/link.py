@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from headway.errors import StoreError
 from headway.frontier.redis.connect import StoreUrl, connect
@@ -108,7 +109,7 @@ class RedisLink:
         """Whether a server's run id differs from the one seen at start (asked now)."""
         try:
             return self._server_run_ids() != self._first_run_ids
-        except redis.RedisError:
+        except (redis.RedisError, RedisClusterException):
             return self.server_restarts > 0
 
     def close(self) -> None:
