@@ -173,6 +173,7 @@ class RedisFrontier:
         if not self._lost:
             facts = loss_facts(self._client, self._link.restarted_since_start())
             self._lost.mark(lost_message(self._url.masked(), self.keys.crawl, facts))
+        self._leases.lost = True  # schedules nothing, releases nothing at close
 
     @unless_lost(lambda self: None)
     def verify_epoch(self) -> None:
