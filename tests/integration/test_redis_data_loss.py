@@ -3,7 +3,9 @@ offers its seeds again: what the lost writes had admitted is admitted again when
 found again, and the crawl still fetches every page.
 
 The loss is made exact: mid-crawl Redis is killed and started again from a snapshot that
-holds only the crawl's meta record (its stored seeds, as written when the crawl began),
+holds only the crawl's meta record (its stored seeds, as written when the crawl began)
+and its epoch keys (a crawl that lost every key is lost, and ends the node: see
+``test_redis_epoch.py``),
 as if the server had come back from a snapshot taken right after the crawl started. The
 node's recent-URL memory then names every URL it had admitted, none of which Redis knows
 any more."""
@@ -30,17 +32,21 @@ CRAWL = "lost"
 
 
 def _snapshot_of_meta(server: RedisServer, scratch: Path) -> Path:
-    """An RDB file holding only the crawl's meta record as ``server`` has it now (made by
-    a second server of the test's own)."""
-    key = CrawlKeys(CRAWL).meta
+    """An RDB file holding only the crawl's meta record and its shards' epoch keys (what
+    says the crawl exists) as ``server`` has them now, made by a second server of the
+    test's own: everything the crawl wrote after it began is lost, the crawl is not."""
+    keys = [CrawlKeys(CRAWL).meta]
     with redis.Redis.from_url(server.url) as client:
-        dumped = client.dump(key)
-    assert dumped is not None, "the crawl wrote no meta record"
+        keys += [k.decode() for k in client.scan_iter(match="*:epoch:*")]
+        dumped = [(key, client.dump(key)) for key in keys]
+    assert dumped[0][1] is not None, "the crawl wrote no meta record"
+    assert len(dumped) > 1, "the crawl wrote no epoch keys"
     other = RedisServer(scratch)
     other.start()
     try:
         with redis.Redis.from_url(other.url) as client:
-            client.restore(key, 0, dumped)
+            for key, value in dumped:
+                client.restore(key, 0, value)
             client.save()
     finally:
         other.stop()

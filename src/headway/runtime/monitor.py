@@ -22,14 +22,13 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from headway.errors import StoreError
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import current_rss_mib
 
 if TYPE_CHECKING:
+    from headway.frontier.redis import RedisFrontier
     from headway.runtime.node import Node
-    from headway.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -110,18 +109,10 @@ class Monitor:
                 if to_publish and shared is not None:
                     shared.publish(stats.to_json())
             if shared is not None and shared.server_restarts != restarts:
-                # the store may have lost its last second of admissions: offer links
-                # and seeds to it again instead of skipping them as recently admitted
                 restarts = shared.server_restarts
-                if await node.fw.call(shared.get_meta, "seeds") is None:
-                    raise StoreError(crawl_lost_message(shared.store_url, s))
-                node.admission.forget_recent()
-                entries = node.admission.admit(node.seeds, 0, None)
-                await node.fw.call(node.frontier.add, entries, node.clock())
-                # the counts read above may be the restarted store's, before the seeds
-                # came back: the end check must not take them for a finished crawl
-                node.use_counts(await node.fw.call(node.frontier.counts))
-                log.warning("the store restarted: recently admitted links are offered again")
+                await after_store_restart(node, shared)
+            if shared is not None and shared.crawl_lost is not None:
+                node.request_stop("crawl lost")
             if node.paused_for_quota and resume_file.exists():
                 resume_file.unlink(missing_ok=True)
                 node.resume_quota()
@@ -158,13 +149,17 @@ class Monitor:
             node.metrics_file.write(stats)
 
 
-def crawl_lost_message(store_url: str, settings: Settings) -> str:
-    """Why a node stops when a restarted Redis no longer holds its crawl: the seeds,
-    stored once when the crawl began and never written again, are gone."""
-    crawl = settings.distributed.crawl_id
-    return (
-        f"Redis {store_url} restarted without crawl {crawl!r} (its seeds are gone: no "
-        "persistence, or a flush): the shared frontier is lost, so this node stops; what "
-        "it fetched stays in its crawl directory. Run Redis with --appendonly yes so that "
-        "a restart keeps a crawl, and start it again with headway crawl SEEDS"
-    )
+async def after_store_restart(node: Node, shared: RedisFrontier) -> None:
+    """The store may have lost its last second of admissions: offer links and seeds to
+    it again instead of skipping them as recently admitted. A store that came back
+    without the crawl at all is marked lost (the node then stops)."""
+    await node.fw.call(shared.verify_epoch)
+    if shared.crawl_lost is not None:
+        return
+    node.admission.forget_recent()
+    entries = node.admission.admit(node.seeds, 0, None)
+    await node.fw.call(node.frontier.add, entries, node.clock())
+    # the counts read before may be the restarted store's, before the seeds came back:
+    # the end check must not take them for a finished crawl
+    node.use_counts(await node.fw.call(node.frontier.counts))
+    log.warning("the store restarted: recently admitted links are offered again")

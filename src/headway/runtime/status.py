@@ -149,7 +149,7 @@ def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
                 "last_heartbeat_age": round(now - n.last_heartbeat, 1),
                 "leases_held": decoded.stats.leases.held,
                 "software": decoded.stats.software,
-                "note": record_note(decoded) if decoded.missing else "",
+                "note": _node_note(n.record, decoded),
             }
         )
     return {
@@ -223,6 +223,17 @@ def shared_status_lines(status: dict[str, Any]) -> list[str]:
         if n["note"]:
             lines.append(f"    {n['node']}: {n['note']}")
     return lines
+
+
+#: What a node that has not yet published statistics shows (a node publishes nothing,
+#: or an empty record in earlier versions, before its first reading, about a second).
+STARTING = "starting: no statistics published yet"
+
+
+def _node_note(record: str | None, decoded: Decoded) -> str:
+    if record is None or record.strip() == "{}":
+        return STARTING
+    return record_note(decoded) if decoded.missing else ""
 
 
 def print_shared_status(store: str, crawl_id: str, as_json: bool = False) -> int:

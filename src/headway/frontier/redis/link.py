@@ -11,7 +11,8 @@ restarts seen, so the node can offer recent links again. Every connection the cl
 opens reads the server's run id before its first command and compares it with the run
 ids seen before; a restart is noticed there even when it was so quick that no call
 failed (the client opens a new connection without a word), and after an outage the run
-ids are compared again.
+ids are compared again. A script's refusal for want of its crawl epoch key is a
+``CrawlLostError`` (see ``epoch.py``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from headway.errors import StoreError
 from headway.frontier.redis.connect import StoreUrl, connect
+from headway.frontier.redis.epoch import CrawlLostError, is_lost_reply
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,7 @@ class RedisLink:
         self.server_restarts = 0  # times a Redis server was found restarted
         self._first_contact()
         self._seen(self.retry(self._server_run_ids))
+        self._first_run_ids = self._run_ids  # the servers of the crawl's start
 
     def _first_contact(self) -> None:
         """Reach the server once before anything else: a store that cannot be reached at
@@ -80,6 +84,8 @@ class RedisLink:
                 delay = min(delay * 2, 2.0)
                 continue
             except redis.RedisError as exc:
+                if is_lost_reply(exc):
+                    raise CrawlLostError(str(exc)) from exc
                 raise StoreError(f"Redis frontier failed: {exc}") from exc
             if self._down_since is not None:
                 log.warning(
@@ -131,6 +137,13 @@ class RedisLink:
             self._run_ids |= ids
             self.server_restarts += 1
         log.warning("Redis %s was restarted", self.url.masked())
+
+    def restarted_since_start(self) -> bool:
+        """Whether a server's run id differs from the one seen at start (asked now)."""
+        try:
+            return self._server_run_ids() != self._first_run_ids
+        except (redis.RedisError, RedisClusterException):
+            return self.server_restarts > 0
 
     def close(self) -> None:
         self.client.close()
