@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from headway.testing.redisproc import RedisCluster, RedisProcError, RedisServer
+from tests.support.redisproc import RedisCluster, RedisProcError, RedisServer
 
 #: Third-party conformance cases live beside the project folder.
 CONFORMANCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "conformance"

@@ -21,8 +21,8 @@ from headway.fetch.client import Fetcher
 from headway.fetch.result import FetchResult, Headers
 from headway.runtime import node as node_module
 from headway.settings import Settings, build_settings
-from headway.testing.argv import headway_argv
 from headway.testing.simweb import LoggedRequest, SimWeb, SimWebSpec
+from tests.support.argv import headway_argv
 
 UA = "testbot/1.0 (+https://example.org/testbot)"
 TOKEN = "testbot"

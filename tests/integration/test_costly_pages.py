@@ -15,11 +15,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from headway.bench.proctree import TreeMemorySampler
 from headway.frontier.store import UrlState
-from headway.testing.hostile import HostileSpec, HostileWeb
-from headway.testing.proctree import TreeMemorySampler
 from tests.integration.crashcheck import frontier_urls
 from tests.integration.helpers import UA, ServedInThread, read_crawl_log
+from tests.support.hostile import HostileSpec, HostileWeb
 
 pytestmark = pytest.mark.slow
 

@@ -19,8 +19,6 @@ from typing import Any
 import pytest
 import redis
 
-from headway.testing.argv import headway_argv
-from headway.testing.redisproc import RedisCluster, RedisServer
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.helpers import (
     TOKEN,
@@ -29,6 +27,8 @@ from tests.integration.helpers import (
     ThreadedSimWeb,
     fetched_urls,
 )
+from tests.support.argv import headway_argv
+from tests.support.redisproc import RedisCluster, RedisServer
 
 pytestmark = pytest.mark.slow
 

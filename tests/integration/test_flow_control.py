@@ -250,7 +250,7 @@ async def test_proxy_concurrency_caps_global_in_flight(tmp_path: Path) -> None:
 
 
 async def test_metrics_endpoint_serves_documented_names(tmp_path: Path) -> None:
-    from headway.runtime.bench import free_port
+    from headway.bench.harness import free_port
 
     port = free_port()
     spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=15, links_per_page=3), cross_links=0.0)

@@ -14,8 +14,8 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from headway.runtime.node import Node
-from headway.testing.hostile import SECRET, HostileRequest, HostileSpec, HostileWeb
 from tests.integration.helpers import TRANSIT_SLACK, crawl_settings, read_crawl_log
+from tests.support.hostile import SECRET, HostileRequest, HostileSpec, HostileWeb
 
 pytestmark = pytest.mark.slow
 

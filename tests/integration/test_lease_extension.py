@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from headway.testing.redisproc import RedisServer
 from headway.testing.simweb import HostSpec, SimWebSpec
 from tests.integration.helpers import TOKEN, ThreadedSimWeb, fetched_urls
 from tests.integration.test_distributed import Nodes
+from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 
