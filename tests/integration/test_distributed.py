@@ -22,10 +22,10 @@ import redis
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.helpers import (
     TOKEN,
-    TRANSIT_SLACK,
     UA,
     ThreadedSimWeb,
     fetched_urls,
+    short_gap,
 )
 from tests.support.argv import headway_argv
 from tests.support.redisproc import RedisCluster, RedisServer
@@ -181,12 +181,11 @@ def cross_node_violations(web: SimWeb, nodes: Nodes, names: list[str]) -> list[s
         by_host[r.host].append((r, node))
     problems = []
     for host, reqs in by_host.items():
-        reqs.sort(key=lambda x: x[0].start)
+        reqs.sort(key=lambda x: x[0].arrival)
         for (a, na), (b, nb) in itertools.pairwise(reqs):
-            if b.start < a.end - 0.001:
-                problems.append(f"{host}: {b.path} ({nb}) started before {a.path} ({na}) ended")
-            elif na != nb and b.start - a.start < DELAY - TRANSIT_SLACK:
-                gap = b.start - a.start
+            if b.arrival < a.end - 0.001:
+                problems.append(f"{host}: {b.path} ({nb}) arrived before {a.path} ({na}) ended")
+            elif na != nb and (gap := short_gap(a, b, DELAY)) is not None:
                 problems.append(f"{host}: {a.path} ({na}) -> {b.path} ({nb}) gap {gap:.3f}s")
     return problems
 
