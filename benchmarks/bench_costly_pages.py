@@ -20,8 +20,10 @@ import threading
 import time
 from pathlib import Path
 
-from headway.testing.hostile import HostileSpec, HostileWeb
-from headway.testing.proctree import TreeMemorySampler
+import checkout_path  # noqa: F401  (tests/support on sys.path)
+from tests.support.hostile import HostileSpec, HostileWeb
+
+from headway.bench.proctree import TreeMemorySampler
 
 UA = "costlybench/1.0 (+https://example.org/bench)"
 

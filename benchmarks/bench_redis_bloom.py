@@ -14,12 +14,13 @@ import statistics
 import tempfile
 from pathlib import Path
 
+import checkout_path  # noqa: F401  (tests/support on sys.path)
 import redis
+from tests.support.redisproc import RedisServer
 
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.redis.keys import DEFAULT_SHARDS
 from headway.frontier.store import FrontierLimits, UrlEntry
-from headway.testing.redisproc import RedisServer
 from headway.urls.fingerprint import fingerprint
 
 

@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bench":
             return _bench(args)
         if args.command == "bench-crawl":
-            from headway.runtime.bench import crawl_child
+            from headway.bench.harness import crawl_child
 
             print(json.dumps(crawl_child(json.loads(args.config))), flush=True)
             return 0
@@ -446,7 +446,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from headway.runtime.bench import BenchCase, parse_size, report_lines, run_bench
+    from headway.bench.harness import BenchCase, parse_size, report_lines, run_bench
 
     try:
         sizes = [parse_size(s) for s in args.size]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import redis
 
 from headway.frontier.redis import RedisFrontier
-from headway.testing.redisproc import RedisServer
 from tests.frontier.conftest import TEST_LIMITS, entry
+from tests.support.redisproc import RedisServer
 
 
 def test_a_shards_bitmap_is_allocated_once_at_its_size(redis_server: RedisServer) -> None:

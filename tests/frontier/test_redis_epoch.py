@@ -24,8 +24,8 @@ from headway.frontier.redis.epoch import (
     lost_message,
 )
 from headway.frontier.store import Completion, Settle
-from headway.testing.redisproc import RedisCluster, RedisServer
 from tests.frontier.conftest import TEST_LIMITS, entry
+from tests.support.redisproc import RedisCluster, RedisServer
 
 SHARDS = 8
 _ids = itertools.count()

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from headway.frontier.redis import RedisFrontier
-from headway.testing.redisproc import RedisServer
 from tests.frontier.conftest import TEST_LIMITS, entry
+from tests.support.redisproc import RedisServer
 
 TTL = 1.0
 #: How long the test waits for the node to give its shards up (many TTLs: a loaded

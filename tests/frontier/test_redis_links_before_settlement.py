@@ -9,8 +9,8 @@ from pathlib import Path
 
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.store import Completion, Settle
-from headway.testing.redisproc import RedisServer
 from tests.frontier.conftest import TEST_LIMITS, entry, lease
+from tests.support.redisproc import RedisServer
 
 
 def _aof_bytes(server: RedisServer) -> bytes:

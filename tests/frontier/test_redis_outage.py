@@ -9,9 +9,9 @@ from pathlib import Path
 
 from headway.frontier.redis import RedisFrontier
 from headway.runtime.admission import Admission
-from headway.testing.redisproc import RedisServer
 from headway.urls.scope import Scope
 from tests.frontier.conftest import TEST_LIMITS, entry
+from tests.support.redisproc import RedisServer
 
 
 def test_calls_wait_for_a_restarted_server_and_notice_the_restart(tmp_path: Path) -> None:

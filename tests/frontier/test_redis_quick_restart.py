@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from headway.frontier.redis import RedisFrontier
-from headway.testing.redisproc import RedisServer
 from tests.frontier.conftest import TEST_LIMITS, entry
+from tests.support.redisproc import RedisServer
 
 
 def test_restart_between_two_calls_is_noticed_once(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from headway.errors import StoreError
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.redis.status import read_crawl_status
 from headway.runtime.status import STARTING, shared_status
-from headway.testing.redisproc import RedisCluster, RedisServer, free_port
 from tests.frontier.conftest import TEST_LIMITS
+from tests.support.redisproc import RedisCluster, RedisServer, free_port
 
 
 def test_live_nodes_are_those_seen_within_the_shard_ttl(redis_server: RedisServer) -> None:

@@ -4,6 +4,7 @@ hosts finish, and a stop from outside ends within its grace with nothing lost.""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -15,11 +16,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from headway.bench.proctree import TreeMemorySampler
 from headway.frontier.store import UrlState
-from headway.testing.hostile import HostileSpec, HostileWeb
-from headway.testing.proctree import TreeMemorySampler
+from headway.runtime.parsepool import PARSE_SLEEP_ENV
 from tests.integration.crashcheck import frontier_urls
 from tests.integration.helpers import UA, ServedInThread, read_crawl_log
+from tests.support.hostile import HostileSpec, HostileWeb
 
 pytestmark = pytest.mark.slow
 
@@ -95,10 +97,13 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     seeds.write_text("\n".join(web.seeds()) + "\n")
     out = tmp_path / "c"
     cmd = argv(web, seeds, out, "--delay", "0.05")
-    slow = ["--parse-sleep", "1.0"] + (["--max-duration", "5"] if stop == "max-duration" else [])
+    slow = ["--max-duration", "5"] if stop == "max-duration" else []
     served_before = len(web.log)
     started = time.monotonic()
-    proc = subprocess.Popen(cmd + slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, PARSE_SLEEP_ENV: "1.0"}  # the test seam: parsing takes 1 s a page
+    proc = subprocess.Popen(
+        cmd + slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     if stop == "sigterm":
         deadline = time.monotonic() + 60
         while not (out / "crawl.log.jsonl").exists() or len(page_lines(out)) < 4:

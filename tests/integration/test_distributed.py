@@ -19,18 +19,18 @@ from typing import Any
 import pytest
 import redis
 
-from headway.testing.argv import headway_argv
-from headway.testing.redisproc import RedisCluster, RedisServer
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.crashcheck import warc_captures
 from tests.integration.helpers import (
     TOKEN,
-    TRANSIT_SLACK,
     UA,
     ThreadedSimWeb,
     fetched_urls,
     page_requests,
+    short_gap,
 )
+from tests.support.argv import headway_argv
+from tests.support.redisproc import RedisCluster, RedisServer
 
 pytestmark = pytest.mark.slow
 
@@ -183,12 +183,11 @@ def cross_node_violations(web: SimWeb, nodes: Nodes, names: list[str]) -> list[s
         by_host[r.host].append((r, node))
     problems = []
     for host, reqs in by_host.items():
-        reqs.sort(key=lambda x: x[0].start)
+        reqs.sort(key=lambda x: x[0].arrival)
         for (a, na), (b, nb) in itertools.pairwise(reqs):
-            if b.start < a.end - 0.001:
-                problems.append(f"{host}: {b.path} ({nb}) started before {a.path} ({na}) ended")
-            elif na != nb and b.start - a.start < DELAY - TRANSIT_SLACK:
-                gap = b.start - a.start
+            if b.arrival < a.end - 0.001:
+                problems.append(f"{host}: {b.path} ({nb}) arrived before {a.path} ({na}) ended")
+            elif na != nb and (gap := short_gap(a, b, DELAY)) is not None:
                 problems.append(f"{host}: {a.path} ({na}) -> {b.path} ({nb}) gap {gap:.3f}s")
     return problems
 

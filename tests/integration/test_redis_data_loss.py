@@ -21,10 +21,10 @@ import pytest
 import redis
 
 from headway.frontier.redis.keys import CrawlKeys
-from headway.testing.argv import headway_argv
-from headway.testing.redisproc import RedisServer
 from headway.testing.simweb import HostSpec, SimWebSpec
 from tests.integration.helpers import TOKEN, UA, ThreadedSimWeb, fetched_urls
+from tests.support.argv import headway_argv
+from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from headway.testing.argv import headway_argv
-from headway.testing.redisproc import RedisServer
 from headway.testing.simweb import HostSpec, SimWebSpec
 from tests.integration.helpers import UA, ThreadedSimWeb, fetched_urls
+from tests.support.argv import headway_argv
+from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 

@@ -113,7 +113,6 @@ class Pipeline:
                         robots_token=self._token,
                         options=self._canon,
                         max_links=s.scope.max_links,
-                        sleep_seconds=s.runtime.parse_sleep,
                         handler=work.handler or "html",  # set for every page parsed
                         truncated=res.truncated,
                         max_document=s.fetch.max_document_bytes,

@@ -157,7 +157,12 @@ def load_toml(path: Path) -> dict[str, Any]:
 
 
 #: ``HEADWAY_*`` variables that are not settings (read by the module named).
-NOT_SETTINGS = frozenset({"HEADWAY_CRASH_AT"})  # headway.crashpoints
+NOT_SETTINGS = frozenset(
+    {
+        "HEADWAY_CRASH_AT",  # headway.crashpoints
+        "HEADWAY_TEST_PARSE_SLEEP",  # headway.runtime.parsepool
+    }
+)
 
 
 def load_env(environ: Mapping[str, str]) -> dict[str, Any]:

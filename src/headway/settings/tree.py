@@ -232,7 +232,6 @@ class RuntimeSettings:
     settle_batch: int = _opt(200, "frontier updates per transaction", min=1, max=100_000)
     metrics_port: int = _opt(0, "serve Prometheus metrics on this port (0: off)", min=0, max=65535)
     metrics_interval: float = _opt(10.0, "seconds between metrics.jsonl lines", min=0.1)
-    parse_sleep: float = _opt(0.0, "test hook: seconds each parse sleeps", min=0, max=60)
     parse_timeout: float = _opt(
         60.0,
         "a batch of pages not parsed within this is recorded as parse errors and the "

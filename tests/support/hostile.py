@@ -19,7 +19,8 @@ Contract:
   - ``blocked4`` and ``blocked6``: seeds whose names resolve to ``169.254.169.254`` and to
     its 6to4 form ``2002:a9fe:a9fe::1``.
 - ``log`` records every request that reached a handler (host without port, raw path,
-  start and end on ``time.monotonic()``), in arrival order.
+  start and end on ``time.monotonic()``, and how late the handler started after the
+  request reached the socket, see ``headway.testing.stamp``), in arrival order.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 
 from aiohttp import web
+
+from headway.testing.stamp import StampedListener, late_by, stamped_listener
 
 __all__ = ["SECRET", "HostileRequest", "HostileSpec", "HostileWeb"]
 
@@ -53,6 +56,13 @@ class HostileRequest:
     end: float  # time.monotonic() when the answer was ready
     host: str
     path: str
+    #: seconds the handler started after the request reached the socket (None: unknown)
+    late: float | None = None
+
+    @property
+    def arrival(self) -> float:
+        """When the request reached the server's socket (``time.monotonic()``)."""
+        return self.start - (self.late or 0.0)
 
 
 @dataclass(slots=True)
@@ -78,6 +88,7 @@ class HostileWeb:
         self.state = _State()
         self._runner: web.ServerRunner | None = None
         self._port: int | None = None
+        self._listener: StampedListener | None = None
         self._costly = costly_body(spec.costly_decoded) if spec.costly_hosts else b""
 
     @property
@@ -124,7 +135,9 @@ class HostileWeb:
         server = web.Server(self._handle, access_log=None)
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        listener = stamped_listener(host, port)
+        self._listener = listener
+        site = web.SockSite(runner, listener)
         await site.start()
         self._runner = runner
         self._port = int(runner.addresses[0][1])
@@ -138,6 +151,7 @@ class HostileWeb:
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         start = time.monotonic()
+        late = late_by(self._listener, request.transport, time.time())
         host = request.headers.get("Host", "").split(":", 1)[0].lower()
         name = host.removesuffix(f".{SUFFIX}")
         for key, value in request.headers.items():
@@ -146,7 +160,8 @@ class HostileWeb:
         try:
             return await self._answer(request, name)
         finally:
-            self.state.log.append(HostileRequest(start, time.monotonic(), host, request.path_qs))
+            entry = HostileRequest(start, time.monotonic(), host, request.path_qs, late)
+            self.state.log.append(entry)
             self.state.served.add(request.protocol)
 
     async def _answer(self, request: web.BaseRequest, name: str) -> web.StreamResponse:
