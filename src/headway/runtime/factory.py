@@ -35,7 +35,7 @@ from headway.runtime.recrawl import Recrawl, recrawl_for
 from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.weights import page_host, page_weight, settle_weight
+from headway.runtime.weights import page_host, page_weight, parse_cost, settle_weight
 from headway.runtime.work import FetchedPage, SettleItem, Work
 from headway.runtime.worker import ThreadWorker
 from headway.settings import MIB, Settings, parse_host_limits
@@ -44,8 +44,11 @@ from headway.urls.scope import OptOut
 
 log = logging.getLogger(__name__)
 
-#: Pages sent to a parser process in one round trip (when that many are waiting).
+#: Pages sent to a parser process in one round trip (when that many are waiting) ...
 PARSE_BATCH = 8
+#: ... while their parse cost (``weights.parse_cost``) adds up to at most this: a costly
+#: page goes alone, so a cheap page never waits behind several of them in one call.
+PARSE_BATCH_COST = 1 * MIB
 
 
 @dataclass(slots=True)
@@ -212,6 +215,7 @@ async def build_node_parts(
                 max_bytes=s.runtime.parse_queue_mib * MIB,
                 weight=page_weight,
                 key=page_host,
+                cost=parse_cost,
             ),
             store_stage=Stage(
                 "store",
