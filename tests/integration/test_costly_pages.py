@@ -202,3 +202,48 @@ def test_an_ordinary_host_keeps_its_pace_beside_busy_costly_hosts(tmp_path: Path
     assert statistics.median(gaps) < 3 * GAP, gaps
     # and it takes many turns for each turn of a costly host, not one
     assert len(ordinary) >= 4 * max(during.values())
+
+
+def test_an_ordinary_host_keeps_its_pace_beside_costly_hosts_of_many_pages(
+    tmp_path: Path,
+) -> None:
+    """The same beside 64 costly hosts that each link to 8 more costly pages, so that
+    every costly host soon holds many URLs ready: the ordinary site's links are all on
+    its home page, so what sets its pace is which host a fetch slot serves when the full
+    parse queue makes room. A host whose last page still waits for a parser waits for its
+    next fetch, so the ordinary host (whose pages are parsed at once) keeps its gap
+    instead of waiting for a fetch of every costly host ready before it."""
+    pages = 41
+    spec = HostileSpec(
+        control_hosts=1, control_pages=pages, costly_hosts=64, costly_fanout=8, attacks=False
+    )
+    with ServedInThread(HostileWeb(spec)) as web:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds()) + "\n")
+        cmd = argv(web, seeds, tmp_path / "c", "--delay", str(GAP), "--max-duration", "60")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+        def ordinary() -> list[float]:
+            return [r.start for r in list(web.log) if r.host == "control0.hostile"]
+
+        deadline = time.monotonic() + 45
+        while len(ordinary()) < pages + 1 and time.monotonic() < deadline:  # robots.txt too
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.2)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        starts = [
+            r.start for r in web.log if r.host == "control0.hostile" and r.path != "/robots.txt"
+        ]
+        costly = [r for r in web.log if r.host.startswith("costly") and r.path != "/robots.txt"]
+    assert len(starts) == pages
+    gaps = [b - a for a, b in itertools.pairwise(starts[1:])]  # after its home page parsed
+    during = [r for r in costly if starts[1] <= r.start <= starts[-1]]
+    print(
+        f"\nordinary host: {len(starts)} pages, gap median {statistics.median(gaps):.2f} s, "
+        f"max {max(gaps):.2f} s (politeness {GAP} s); costly pages meanwhile: {len(during)}"
+    )
+    assert len(during) >= 10 and any(r.start > starts[-1] for r in costly)
+    assert statistics.median(gaps) < 3 * GAP, gaps

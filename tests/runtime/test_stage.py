@@ -77,6 +77,19 @@ async def test_keys_share_by_cost_and_costly_items_go_alone() -> None:
     assert stage.statistics().bytes == 1002 + 1003
 
 
+async def test_holds_a_key_while_its_item_waits_in_the_stage_or_for_room() -> None:
+    stage = _weighed(10, fair=True)
+    await stage.put(("a", 10))
+    blocked = asyncio.create_task(stage.put(("b", 1)))
+    await asyncio.sleep(0.01)
+    assert stage.holds("a") and stage.holds("b") and not stage.holds("c")
+    assert await stage.get_batch(1) == [("a", 10)]
+    await asyncio.wait_for(blocked, 1)
+    assert not stage.holds("a") and stage.holds("b")
+    assert await stage.get_batch(1) == [("b", 1)]
+    assert not stage.holds("b")
+
+
 async def test_without_key_it_is_fifo() -> None:
     stage = _weighed(10**9)
     for item in [("b", 1), ("a", 2), ("b", 3)]:

@@ -58,6 +58,10 @@ class FairQueue(Generic[T]):
     def __len__(self) -> int:
         return self._len
 
+    def __contains__(self, key: Hashable) -> bool:
+        """Whether ``key`` has items waiting."""
+        return key in self._queues
+
     def put(self, key: Hashable, item: T, cost: int) -> None:
         """Queue ``item`` for ``key``; ``cost`` is clamped at 1."""
         cost = max(1, cost)

@@ -175,6 +175,14 @@ async def build_node_parts(
             # counts DONE settlements; a store written before it was kept has only done)
             used = max(counts.fetched, counts.done) + counts.failed
             page_budget = max(0, s.crawl.max_pages - used)
+        parse_stage: Stage[FetchedPage] = Stage(
+            "parse-queue",
+            s.runtime.parse_queue,
+            max_bytes=s.runtime.parse_queue_mib * MIB,
+            weight=page_weight,
+            key=page_host,
+            cost=parse_cost,
+        )
         scheduler = Scheduler(
             frontier,
             fw,
@@ -193,6 +201,8 @@ async def build_node_parts(
             extra_gap=extra_gap,
             leases=LeaseBook(),
             revisits_first=recrawl.revisits_first if recrawl is not None else None,
+            # a host whose last page waits for a parser waits for its next fetch
+            waits_for_parser=parse_stage.holds,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()
@@ -209,14 +219,7 @@ async def build_node_parts(
             store=store,
             scheduler=scheduler,
             leases=scheduler.leases,
-            parse_stage=Stage(
-                "parse-queue",
-                s.runtime.parse_queue,
-                max_bytes=s.runtime.parse_queue_mib * MIB,
-                weight=page_weight,
-                key=page_host,
-                cost=parse_cost,
-            ),
+            parse_stage=parse_stage,
             store_stage=Stage(
                 "store",
                 s.runtime.store_queue,

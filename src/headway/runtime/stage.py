@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -64,6 +65,7 @@ class Stage(Generic[T]):
         self._not_full = asyncio.Condition()
         self._puts = 0
         self._blocked = 0
+        self._blocked_keys: Counter[Hashable] = Counter()  # keys of the puts waiting
 
     def __len__(self) -> int:
         return self._len
@@ -79,13 +81,23 @@ class Stage(Generic[T]):
             async with self._not_full:
                 await self._not_full.wait_for(lambda: not self.full())
 
+    def holds(self, key: Hashable) -> bool:
+        """Whether an item of ``key`` waits in the stage, or for room in it."""
+        return key in self._waiting or key in self._blocked_keys
+
     async def put(self, item: T) -> None:
+        key = self._key(item) if self._key is not None else None
         if self.full():
             self._blocked += 1
-            async with self._not_full:
-                await self._not_full.wait_for(lambda: not self.full())
+            self._blocked_keys[key] += 1
+            try:
+                async with self._not_full:
+                    await self._not_full.wait_for(lambda: not self.full())
+            finally:
+                self._blocked_keys[key] -= 1
+                if not self._blocked_keys[key]:
+                    del self._blocked_keys[key]
         weight = self._weight(item) if self._weight is not None else 0
-        key = self._key(item) if self._key is not None else None
         cost = self._cost(item) if self._cost is not None else 1
         self._waiting.put(key, (time.monotonic(), weight, item), cost)
         self._len += 1
