@@ -199,7 +199,7 @@ def test_an_ordinary_host_keeps_its_pace_beside_busy_costly_hosts(tmp_path: Path
     assert sum(during.values()) >= 10 and after
     # the ordinary host is fetched at close to its politeness rate: a round robin over the
     # 65 hosts would make each of its gaps about 64 costly parses (several seconds)
-    assert statistics.median(gaps) < 3 * GAP, gaps
+    assert statistics.median(gaps) < 4 * GAP, gaps
     # and it takes many turns for each turn of a costly host, not one
     assert len(ordinary) >= 4 * max(during.values())
 
@@ -246,4 +246,4 @@ def test_an_ordinary_host_keeps_its_pace_beside_costly_hosts_of_many_pages(
         f"max {max(gaps):.2f} s (politeness {GAP} s); costly pages meanwhile: {len(during)}"
     )
     assert len(during) >= 10 and any(r.start > starts[-1] for r in costly)
-    assert statistics.median(gaps) < 3 * GAP, gaps
+    assert statistics.median(gaps) < 4 * GAP, gaps
