@@ -8,7 +8,10 @@ Contract:
   - ``control{i}``: a plain site of ``control_pages`` pages (``/`` links to ``/p/1`` ..
     ``/p/{n-1}``, each of which links back); robots.txt is 404.
   - ``costly{i}``: ``/`` is a ``costly_gzip``-byte gzip body that decodes to
-    ``costly_decoded`` bytes of ``<a href>`` links (all to one off-site URL).
+    ``costly_decoded`` bytes of ``<a href>`` links (all to one off-site URL). With
+    ``costly_fanout`` n, every page first links to n pages of its own host (page ``k``,
+    ``/`` being 0, to ``/c/{k*n+1}`` .. ``/c/{k*n+n}``), each as costly: the host never
+    runs out of costly pages.
   - ``creds``: links and a page redirect carrying ``user:secret@``, and a robots.txt that
     redirects to a URL with credentials; the server notes every request that carries an
     ``Authorization`` header or the secret anywhere in its headers (``credential_leaks``).
@@ -47,6 +50,7 @@ class HostileSpec:
     control_pages: int = 21
     costly_hosts: int = 0
     costly_decoded: int = 8_000_000
+    costly_fanout: int = 0  # links of each costly page to more costly pages of its host
     attacks: bool = True  # creds, robotsloop, robotschain, reset, blocked4, blocked6
 
 
@@ -169,12 +173,7 @@ class HostileWeb:
         if name.startswith("control"):
             return self._control(path)
         if name.startswith("costly"):
-            if path != "/":
-                return web.Response(status=404, text="no")
-            return web.Response(
-                body=self._costly,
-                headers={"Content-Type": _HTML, "Content-Encoding": "gzip"},
-            )
+            return self._costly_page(path)
         if name == "creds":
             return self._creds(path)
         if name == "robotsloop":
@@ -198,6 +197,17 @@ class HostileWeb:
         if path.startswith("/p/") and path[3:].isdigit() and 0 < int(path[3:]) < n:
             return _page(f"page {path[3:]}", ["/"])
         return web.Response(status=404, text="not found")
+
+    def _costly_page(self, path: str) -> web.Response:
+        fanout = self.spec.costly_fanout
+        k = 0 if path == "/" else _number(path.removeprefix("/c/")) if fanout else None
+        if k is None:
+            return web.Response(status=404, text="no")
+        body = self._costly
+        if fanout:  # a gzip member of its own links, before the shared bulk
+            links = "".join(f'<a href="/c/{k * fanout + j}">c</a>\n' for j in range(1, fanout + 1))
+            body = gzip.compress(links.encode(), 1) + body
+        return web.Response(body=body, headers={"Content-Type": _HTML, "Content-Encoding": "gzip"})
 
     def _creds(self, path: str) -> web.Response:
         own = f"creds.{SUFFIX}:{self.port}"
@@ -230,6 +240,10 @@ class HostileWeb:
                 return web.Response(status=302, headers={"Location": f"/r/{k + 1}"})
             return web.Response(text="User-agent: *\nDisallow:\n")
         return _page("chain home", [])
+
+
+def _number(text: str) -> int | None:
+    return int(text) if text.isdigit() and len(text) < 16 else None
 
 
 def _page(title: str, links: list[str]) -> web.Response:

@@ -34,7 +34,7 @@ import heapq
 import itertools
 import math
 from collections import OrderedDict, deque
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
@@ -145,8 +145,11 @@ class ScheduleCore:
         robots: RobotsCache | None = None,
         optout: OptOut | None = None,
         page_budget: float = math.inf,
+        waits_for_parser: Callable[[str], bool] | None = None,
     ) -> None:
         self.params = params
+        # whether a host's last page still waits for a parser (see _decide_host)
+        self._waits_for_parser = waits_for_parser
         self.robots = robots if robots is not None else RobotsCache()
         self._optout = optout
         ceilings = params.host_ceilings
@@ -468,6 +471,13 @@ class ScheduleCore:
             scheme = held.url.split(":", 1)[0]
             self._actions.append(FetchRobots(host, f"{scheme}://{host}/robots.txt"))
             return "job"
+        if self._waits_for_parser is not None and self._waits_for_parser(host):
+            # its last page still waits in the parse queue: its next fetch waits too (a
+            # look every recheck_interval), so that when parsing sets the pace, hosts
+            # share fetch starts the way the parse queue shares the parser, instead of
+            # the hosts ready longest taking every start
+            self._push(host, now + self.params.recheck_interval)
+            return None
         self._held.pop(host)
         if not known.allowed(held.url):
             self._actions.append(Skip(held, ROBOTS_DISALLOWED, None))

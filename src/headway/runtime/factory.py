@@ -35,7 +35,7 @@ from headway.runtime.recrawl import Recrawl, recrawl_for
 from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.weights import page_host, page_weight, settle_weight
+from headway.runtime.weights import page_host, page_weight, parse_cost, settle_weight
 from headway.runtime.work import FetchedPage, SettleItem, Work
 from headway.runtime.worker import ThreadWorker
 from headway.settings import MIB, Settings, parse_host_limits
@@ -44,8 +44,11 @@ from headway.urls.scope import OptOut
 
 log = logging.getLogger(__name__)
 
-#: Pages sent to a parser process in one round trip (when that many are waiting).
+#: Pages sent to a parser process in one round trip (when that many are waiting) ...
 PARSE_BATCH = 8
+#: ... while their parse cost (``weights.parse_cost``) adds up to at most this: a costly
+#: page goes alone, so a cheap page never waits behind several of them in one call.
+PARSE_BATCH_COST = 1 * MIB
 
 
 @dataclass(slots=True)
@@ -172,6 +175,14 @@ async def build_node_parts(
             # counts DONE settlements; a store written before it was kept has only done)
             used = max(counts.fetched, counts.done) + counts.failed
             page_budget = max(0, s.crawl.max_pages - used)
+        parse_stage: Stage[FetchedPage] = Stage(
+            "parse-queue",
+            s.runtime.parse_queue,
+            max_bytes=s.runtime.parse_queue_mib * MIB,
+            weight=page_weight,
+            key=page_host,
+            cost=parse_cost,
+        )
         scheduler = Scheduler(
             frontier,
             fw,
@@ -190,6 +201,8 @@ async def build_node_parts(
             extra_gap=extra_gap,
             leases=LeaseBook(),
             revisits_first=recrawl.revisits_first if recrawl is not None else None,
+            # a host whose last page waits for a parser waits for its next fetch
+            waits_for_parser=parse_stage.holds,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()
@@ -206,13 +219,7 @@ async def build_node_parts(
             store=store,
             scheduler=scheduler,
             leases=scheduler.leases,
-            parse_stage=Stage(
-                "parse-queue",
-                s.runtime.parse_queue,
-                max_bytes=s.runtime.parse_queue_mib * MIB,
-                weight=page_weight,
-                key=page_host,
-            ),
+            parse_stage=parse_stage,
             store_stage=Stage(
                 "store",
                 s.runtime.store_queue,

@@ -92,6 +92,7 @@ class Scheduler:
         leases: LeaseBook | None = None,
         revisits_first: Callable[[], bool] | None = None,
         lease_ahead: int = LEASE_AHEAD,
+        waits_for_parser: Callable[[str], bool] | None = None,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
         # seconds a host waits after a fetch on top of politeness (host quality, see
@@ -117,7 +118,13 @@ class Scheduler:
             lease_horizon=LEASE_HORIZON,
             max_limiters=max_limiters,
         )
-        self.core = ScheduleCore(params, robots=robots, optout=optout, page_budget=page_budget)
+        self.core = ScheduleCore(
+            params,
+            robots=robots,
+            optout=optout,
+            page_budget=page_budget,
+            waits_for_parser=waits_for_parser,
+        )
         self._waiters: deque[asyncio.Future[Job | None]] = deque()
         self._event = asyncio.Event()
         self._idle = asyncio.Event()  # the dispatcher waits with nothing left to look at
