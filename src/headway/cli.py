@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("headway")
 
+#: Exit code of a crawl that ended without reaching any host of its seeds (README).
+EXIT_UNREACHABLE = 3
+
 _SHORT = {"out": "-o", "quiet": "-q"}
 
 
@@ -390,7 +393,9 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     from headway.runtime.progress import print_summary
 
     print_summary(summary, settings, quiet=settings.output.quiet)
-    return 130 if summary.stopped_by == "interrupted" else 0
+    if summary.stopped_by == "interrupted":
+        return 130
+    return EXIT_UNREACHABLE if summary.seeds_unreached else 0
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:

@@ -7,6 +7,7 @@ import resource
 from dataclasses import dataclass
 
 from headway.frontier.store import FrontierCounts
+from headway.runtime.reach import Unreachable
 from headway.runtime.stats import RecrawlStats
 
 
@@ -28,6 +29,8 @@ class CrawlSummary:
     peak_rss_mib: float
     recrawl: RecrawlStats | None = None  # with --recrawl
     requeued_at_stop: int = 0  # fetched pages a stop put back unparsed (fetched again later)
+    unreachable: tuple[Unreachable, ...] = ()  # hosts with no answer in this run, and why
+    seeds_unreached: bool = False  # every host of the seeds was tried, none answered
 
 
 def process_cpu_seconds() -> float:
