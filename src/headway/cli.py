@@ -27,6 +27,10 @@ log = logging.getLogger("headway")
 
 #: Exit code of a crawl that ended without reaching any host of its seeds (README).
 EXIT_UNREACHABLE = 3
+#: Seconds after a first stop signal within which another one is the same request
+#: delivered twice (``timeout`` and service managers signal the process, then its
+#: group), not the operator's second Ctrl-C.
+SAME_STOP_SECONDS = 1.0
 
 _SHORT = {"out": "-o", "quiet": "-q"}
 
@@ -407,16 +411,18 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
     on_stats = progress.update if every is not None else None
     node = Node(settings, seeds, optout=optout, on_stats=on_stats, stats_interval=every)
     loop = asyncio.get_running_loop()
-    interrupts = 0
+    first_stop: float | None = None
 
     def on_interrupt() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
+        nonlocal first_stop
+        if first_stop is None:
+            first_stop = time.monotonic()
             log.warning("stopping: finishing what was fetched (Ctrl-C again to quit now)")
             node.request_stop("interrupted")
-        else:
+        elif time.monotonic() - first_stop >= SAME_STOP_SECONDS:
             os._exit(130)
+        else:  # the same stop request sent to the process and to its group
+            log.debug("stop signal repeated within %.0f s: the same request", SAME_STOP_SECONDS)
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     loop.add_signal_handler(signal.SIGTERM, on_interrupt)
