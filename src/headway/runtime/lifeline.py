@@ -59,7 +59,9 @@ def start_deaf_to_stop(start: Callable[[], None]) -> None:
     """Call ``start`` (which starts helper processes) with SIGINT and SIGTERM ignored, so
     that the processes it starts inherit that (an ignored signal stays ignored across
     fork and exec); this process's handlers are put back after. Off the main thread
-    (where handlers cannot be changed) ``start`` is simply called."""
+    (where handlers cannot be changed) ``start`` is simply called. A stop signal that
+    arrives in the moment ``start`` takes is not seen (a signal mask would not do:
+    the interpreter the forkserver runs starts with it cleared)."""
     if threading.current_thread() is not threading.main_thread():
         start()
         return
