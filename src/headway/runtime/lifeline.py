@@ -61,7 +61,7 @@ def start_deaf_to_stop(start: Callable[[], None]) -> None:
     fork and exec); this process's handlers are put back after. Off the main thread
     (where handlers cannot be changed) ``start`` is simply called. A stop signal that
     arrives in the moment ``start`` takes is not seen (a signal mask would not do:
-    the interpreter the forkserver runs starts with it cleared)."""
+    the forkserver starts with an empty mask, whatever its parent blocked)."""
     if threading.current_thread() is not threading.main_thread():
         start()
         return
