@@ -60,6 +60,36 @@ def test_incompatible_crawl_directory_is_refused(tmp_path: Path) -> None:
     assert "format 999" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_a_crawl_directory_of_another_crawl_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A directory of a crawl with its own frontier, given to a node of a shared crawl (and
+    one of a shared crawl given without --store): exit 2, one line naming what the
+    directory belongs to, before any store is contacted, nothing changed."""
+    from headway.runtime.crawldir import CrawlDir, CrawlIdentity
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://site0.sim:1/\n")
+    own, shared = tmp_path / "own", tmp_path / "shared"
+    for root, identity in ((own, CrawlIdentity()), (shared, CrawlIdentity("redis://h:1/0", "x"))):
+        d = CrawlDir(root, identity)
+        d.open()
+        d.close()
+    before = {p: p.read_text() for p in (own / "headway.json", shared / "headway.json")}
+    out = run(
+        "crawl", str(seeds), "--user-agent", UA, "--out", str(own),
+        "--store", "redis://:pw@127.0.0.1:1/0", "--crawl-id", "x",
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert "belongs to a crawl with its own frontier in the directory (no --store)" in (out.stderr)
+    assert "not the shared crawl 'x' in redis://:***@127.0.0.1:1/0" in out.stderr
+    assert "pw" not in out.stderr
+    out = run("crawl", str(seeds), "--user-agent", UA, "--out", str(shared))
+    assert out.returncode == 2, out.stderr
+    assert "belongs to the shared crawl 'x' in redis://h:1/0" in out.stderr
+    assert "give --store redis://h:1/0 --crawl-id x to resume it" in out.stderr
+    assert {p: p.read_text() for p in before} == before
+
+
 def test_foreign_non_empty_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "precious.txt").write_text("keep me")
     seeds = tmp_path / "seeds.txt"
@@ -146,7 +176,7 @@ def test_a_local_server_refused_by_the_address_guard_names_the_flag(tmp_path: Pa
             "--resolve", "*.sim=127.0.0.1", "--quiet", "--parsers", "1", "--max-duration", "30",
         )  # fmt: skip
         assert not web.log  # nothing reached the server
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 3, out.stderr  # no host of the seeds was reached
     assert "refused: loopback (--allow-loopback or --allow-private" in out.stderr, out.stderr
 
 

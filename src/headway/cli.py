@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("headway")
 
+#: Exit code of a crawl that ended without reaching any host of its seeds (README).
+EXIT_UNREACHABLE = 3
+#: Seconds after a first stop signal within which another one is the same request
+#: delivered twice (``timeout`` and service managers signal the process, then its
+#: group), not the operator's second Ctrl-C.
+SAME_STOP_SECONDS = 1.0
+
 _SHORT = {"out": "-o", "quiet": "-q"}
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
 COMMANDS = ("demo", "crawl", "node", "status", "simweb", "bench")
@@ -410,7 +417,9 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     from headway.runtime.progress import print_summary
 
     print_summary(summary, settings, quiet=settings.output.quiet)
-    return 130 if summary.stopped_by == "interrupted" else 0
+    if summary.stopped_by == "interrupted":
+        return 130
+    return EXIT_UNREACHABLE if summary.seeds_unreached else 0
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
@@ -422,16 +431,18 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
     on_stats = progress.update if every is not None else None
     node = Node(settings, seeds, optout=optout, on_stats=on_stats, stats_interval=every)
     loop = asyncio.get_running_loop()
-    interrupts = 0
+    first_stop: float | None = None
 
     def on_interrupt() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
+        nonlocal first_stop
+        if first_stop is None:
+            first_stop = time.monotonic()
             log.warning("stopping: finishing what was fetched (Ctrl-C again to quit now)")
             node.request_stop("interrupted")
-        else:
+        elif time.monotonic() - first_stop >= SAME_STOP_SECONDS:
             os._exit(130)
+        else:  # the same stop request sent to the process and to its group
+            log.debug("stop signal repeated within %.0f s: the same request", SAME_STOP_SECONDS)
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     loop.add_signal_handler(signal.SIGTERM, on_interrupt)

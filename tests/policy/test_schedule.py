@@ -179,6 +179,23 @@ def test_unreachable_robots_requeues_then_gives_up() -> None:
     assert c.decide(T0 + 60, 1) == DropHost("a.test", "robots-unreachable")
 
 
+def test_a_host_given_up_is_dropped_at_once_whatever_its_backoff() -> None:
+    """The last robots.txt failure ends the host while its verdict holds: a backoff
+    longer than the retry must not let the verdict expire and robots.txt be fetched
+    again and again (a refused port backs off; a short --robots-retry-base retries)."""
+    c = core()
+    offer(c, ["a.test"])
+    d = c.decide(T0, 1)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(d.wants, [held := lease("a.test")], T0)
+    assert c.decide(T0, 2) == FetchRobots("a.test", "http://a.test/robots.txt")
+    last = RobotsRules(RobotsKind.DISALLOW_ALL, T0 + 0.1, T0 + 0.2, failures=4)
+    c.on_robots_done("a.test", last, T0 + 0.1, Outcome.CONNECTION_ERROR, 0.1)
+    assert c.limiter("a.test").ready_at() > last.expires_at  # backing off past the retry
+    assert quiet(c, T0 + 0.1) == Skip(held, "robots-unreachable", None)
+    assert quiet(c, T0 + 0.1) == DropHost("a.test", "robots-unreachable")
+
+
 def test_opted_out_host_is_dropped_without_a_fetch() -> None:
     c = core(optout=OptOut(["blocked.test"]))
     known(c, "blocked.test")

@@ -355,8 +355,8 @@ class ScheduleCore:
         self._robots_out.discard(host)
         if saved is not None:
             self._to_save[host] = HostState(robots=saved, wait=wait_of(lim, now))
-        if host in self._held:
-            self._push(host, lim.ready_at())
+        if host in self._held:  # a host given up is decided at once, while its verdict holds
+            self._push(host, now if self._given_up(rules) else lim.ready_at())
 
     def _apply_delay(self, host: str, lim: HostLimiter, rules: RobotsRules) -> None:
         # A site asking for more than crawl_delay_max between requests still gets its full
@@ -439,6 +439,10 @@ class ScheduleCore:
     def _decide_host(self, host: str, now: float) -> str | None:
         """Append what ``host`` needs to the actions: "lease" when it needs a URL first."""
         lim = self.limiter(host)
+        known = self.robots.get(host, now)
+        if self._given_up(known):  # final: no request, so no wait for the host's turn
+            self._final(host, "robots-unreachable")
+            return None
         if not lim.can_start(now):
             self._push(host, lim.ready_at())
             return None
@@ -446,17 +450,12 @@ class ScheduleCore:
         if self._optout is not None and self._optout.blocks(host):
             self._final(host, "opted-out")
             return None
-        known = self.robots.get(host, now)
         if known is not None and known.kind is RobotsKind.BLOCKED:
             # the address guard refused the host's address: final, its URLs fail at once
             self._final(host, "blocked-address")
             return None
         if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
-            # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time,
-            # and give up for good after robots_give_up failures
-            if known.failures >= self.params.robots_give_up:
-                self._final(host, "robots-unreachable")
-                return None
+            # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time
             for url in self._held.pop_all(host):
                 self._actions.append(Skip(url, "robots-unavailable", known.expires_at))
             self._push(host, known.expires_at)
@@ -490,6 +489,14 @@ class ScheduleCore:
         self._push(host, lim.ready_at())
         self._actions.append(FetchPage(held, retry))
         return "job"
+
+    def _given_up(self, known: RobotsRules | None) -> bool:
+        """robots.txt failed ``robots_give_up`` times in a row (RFC 9309 2.3.1.3)."""
+        return (
+            known is not None
+            and known.kind is RobotsKind.DISALLOW_ALL
+            and known.failures >= self.params.robots_give_up
+        )
 
     def _final(self, host: str, reason: str) -> None:
         for url in self._held.pop_all(host):

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from headway.errors import ConfigError, CrawlDirError, HeadwayError
 from headway.fetch.client import FetchConfig, tls_context
-from headway.frontier.backends import StoreTarget, backend_for
+from headway.frontier.backends import StoreTarget, backend_for, store_scheme
 from headway.frontier.store import FrontierStore
 from headway.policy.robots import RobotsCache
 from headway.runtime.components import fetch_config, host_limit_params
-from headway.runtime.crawldir import CrawlDir, CrawlPaths
+from headway.runtime.crawldir import CrawlDir, CrawlIdentity, CrawlPaths
 from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
 from headway.runtime.parsepool import ParsePool
@@ -84,6 +84,17 @@ def check_inputs(settings: Settings) -> FetchConfig:
     return fetch
 
 
+def crawl_identity(settings: Settings) -> CrawlIdentity:
+    """The crawl a node's directory belongs to: its own frontier, or the shared crawl of
+    ``--store`` (password masked) and ``--crawl-id``."""
+    store = settings.frontier.store
+    if store_scheme(store) == "sqlite":
+        return CrawlIdentity()
+    from headway.frontier.redis.connect import parse_store_url
+
+    return CrawlIdentity(parse_store_url(store).masked(), settings.distributed.crawl_id)
+
+
 def start_exporter(port: int) -> PrometheusExporter:
     """The Prometheus exporter, listening; ``ConfigError`` when the port is taken."""
     exporter = PrometheusExporter()
@@ -131,7 +142,7 @@ async def build_node_parts(
         if s.runtime.metrics_port:
             exporter = start_exporter(s.runtime.metrics_port)
             stack.callback(exporter.close)
-        crawldir = CrawlDir(s.crawl.out)
+        crawldir = CrawlDir(s.crawl.out, crawl_identity(s))
         paths = crawldir.open()
         stack.callback(crawldir.discard_if_new)  # runs last: a failed start leaves no new dir
         stack.callback(crawldir.close)

@@ -52,6 +52,7 @@ class Counters:
     bytes: int = 0  # raw body bytes received
     robots_fetches: int = 0
     robots_disallowed: int = 0  # URLs settled unfetched: robots.txt disallows them
+    robots_errors: int = 0  # robots.txt fetches without an HTTP answer
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
     hostile: Counter[str] = field(default_factory=Counter)
@@ -82,6 +83,7 @@ class Counters:
             bytes=self.bytes,
             retries=self.retries,
             robots_fetches=self.robots_fetches,
+            robots_errors=self.robots_errors,
             outcomes=dict(self.outcomes),
             hostile=dict(self.hostile),
             in_flight=in_flight,

@@ -32,9 +32,7 @@ from headway.frontier.store import FrontierCounts, LeasedUrl, UrlEntry
 from headway.parse.handlers import load_handlers
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
-from headway.policy.robots import (
-    product_token,
-)
+from headway.policy.robots import product_token
 from headway.policy.schedule import ROBOTS_DISALLOWED
 from headway.runtime.components import canon_options
 from headway.runtime.factory import NodeParts, build_node_parts
@@ -43,6 +41,7 @@ from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.metrics import Counters
 from headway.runtime.monitor import Monitor
 from headway.runtime.pipeline import Pipeline
+from headway.runtime.reach import HostReach
 from headway.runtime.recrawl import park_or_unpark
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import rules_for_seeds, shared_seeds
@@ -54,6 +53,7 @@ from headway.runtime.summary import (
 )
 from headway.runtime.work import FetchedPage, SkippedUrl
 from headway.settings import Settings
+from headway.urls.canonical import host_key
 from headway.urls.scope import OptOut
 
 __all__ = ["CrawlSummary", "Node"]
@@ -100,6 +100,7 @@ class Node:
         self.handlers = load_handlers()
         self._use_seeds(self.seeds)
         self.counters = Counters()
+        self.reach = HostReach()  # hosts this run reached, and the unreachable ones
         self.token = product_token(settings.identity.user_agent)
         self._stop_reason: str | None = None
         self._stopped = asyncio.Event()
@@ -246,6 +247,7 @@ class Node:
                     canon=self.canon,
                     admit_documents=self._admit_documents,
                     to_store=self.pipeline.to_store,
+                    reach=self.reach,
                 )
                 await self._pipeline_run()
         finally:
@@ -269,6 +271,8 @@ class Node:
             recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
             requeued_at_stop=self.requeued_at_stop,
             robots_disallowed=self.counters.robots_disallowed,
+            unreachable=self.reach.unreachable(),
+            seeds_unreached=self.reach.seeds_unreached(host_key(u) for u in self.seeds),
         )
 
     async def _pipeline_run(self) -> None:

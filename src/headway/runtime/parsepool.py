@@ -18,17 +18,22 @@ import asyncio
 import logging
 import multiprocessing
 import os
-import signal
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
 
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.parse.handlers import run_task
 from headway.parse.page import ParsedPage, ParseTask
-from headway.runtime.lifeline import die_with, quiet_resource_tracker
+from headway.runtime.lifeline import (
+    die_with,
+    ignore_stop_signals,
+    quiet_resource_tracker,
+    start_deaf_to_stop,
+)
 from headway.runtime.stage import StageStats
 
 log = logging.getLogger(__name__)
@@ -76,12 +81,13 @@ def _cpu_now() -> tuple[int, float]:
 
 
 def _init_parser(node_pid: int, parse_sleep: float = 0.0) -> None:
-    """Parser processes leave Ctrl-C to the node, which stops them in order (a terminal's
-    SIGINT reaches the whole process group), and exit when the node is gone;
-    ``parse_sleep`` is the test seam (``PARSE_SLEEP_ENV``)."""
+    """Parser processes leave Ctrl-C and SIGTERM to the node, which stops them in order
+    (a terminal's SIGINT, ``timeout``'s and systemd's SIGTERM reach the whole process
+    group), and exit when the node is gone; ``parse_sleep`` is the test seam
+    (``PARSE_SLEEP_ENV``)."""
     global _parse_sleep
     _parse_sleep = parse_sleep
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_stop_signals()
     die_with(node_pid)
 
 
@@ -106,6 +112,9 @@ class ParsePool:
         self._worker_base: dict[int, float] = {}  # parser pid -> CPU seconds at warm-up
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        # the forkserver, which forks the parser processes, is started deaf to the stop
+        # signals a process group gets (the resource tracker ignores them itself)
+        start_deaf_to_stop(forkserver.ensure_running)
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=self._ctx,

@@ -13,6 +13,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from headway.runtime.reach import UNREACHABLE_LISTED
+
 if TYPE_CHECKING:
     from headway.runtime.stats import NodeStats
     from headway.runtime.summary import CrawlSummary
@@ -200,14 +202,25 @@ def summary_json(summary: CrawlSummary, settings: Settings) -> str:
     return json.dumps(line, separators=(",", ":"))
 
 
+def _unreachable_row(summary: CrawlSummary) -> str:
+    """The hosts no request of this run reached, each with why (the first listed)."""
+    hosts = summary.unreachable
+    shown = [f"{u.host} ({u.reason.split(';')[0]})" for u in hosts[:UNREACHABLE_LISTED]]
+    more = f"; and {len(hosts) - len(shown)} more" if len(hosts) > len(shown) else ""
+    return f"{len(hosts)}: " + "; ".join(shown) + more
+
+
 def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> None:
     if settings.output.log_format == "json":
         print(summary_json(summary, settings), flush=True)
         return
     console = Console(stderr=False)
     fr = summary.frontier
+    ended = summary.stopped_by
+    if summary.seeds_unreached:
+        ended += " (no host of the seeds could be reached)"
     rows = [
-        ("stopped by", summary.stopped_by + (" (resumed crawl)" if summary.resumed else "")),
+        ("stopped by", ended + (" (resumed crawl)" if summary.resumed else "")),
         ("crawl directory", str(settings.crawl.out)),
         (
             "pages fetched (this run)",
@@ -252,9 +265,11 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         ("recrawl", _recrawl_row(summary)),
         ("peak RSS", f"{summary.peak_rss_mib:.0f} MiB"),
     ]
+    if summary.unreachable:
+        rows.insert(5, ("unreachable hosts", _unreachable_row(summary)))
     if quiet:
         console.print(
-            f"headway: {summary.stopped_by}: {summary.fetches} "
+            f"headway: {ended}: {summary.fetches} "
             f"page{'' if summary.fetches == 1 else 's'} in "
             f"{summary.seconds:.1f}s, queued {fr.queued}, {_failed_text(summary, settings)}"
             + (
@@ -267,6 +282,7 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
                 if summary.requeued_at_stop
                 else ""
             )
+            + (f", unreachable hosts {_unreachable_row(summary)}" if summary.unreachable else "")
         )
         return
     table = Table(title="headway crawl summary", show_header=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from headway.errors import CrawlDirError, StoreError
 from headway.frontier.backends import StoreTarget, backend_for
-from headway.runtime.crawldir import MARKER, CrawlPaths, format_note, read_marker
+from headway.runtime.crawldir import MARKER, CrawlPaths, format_note, identity_of, read_marker
 from headway.runtime.stats import Decoded, from_json
 from headway.settings import DistributedSettings, Settings
 
@@ -33,6 +33,10 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
         "node_id": info.get("node_id"),
         "running": _running(root / "lock"),
     }
+    identity = identity_of(info)
+    out["belongs_to"] = (
+        identity.describe() if identity is not None else "not recorded (an earlier version)"
+    )
     note = format_note(info["format"])
     if note is not None:
         out["format_note"] = note

@@ -7,6 +7,7 @@ import resource
 from dataclasses import dataclass
 
 from headway.frontier.store import FrontierCounts
+from headway.runtime.reach import Unreachable
 from headway.runtime.stats import RecrawlStats
 
 
@@ -29,6 +30,8 @@ class CrawlSummary:
     recrawl: RecrawlStats | None = None  # with --recrawl
     requeued_at_stop: int = 0  # fetched pages a stop put back unparsed (fetched again later)
     robots_disallowed: int = 0  # URLs not fetched this run: robots.txt disallows them
+    unreachable: tuple[Unreachable, ...] = ()  # hosts with no answer in this run, and why
+    seeds_unreached: bool = False  # every host of the seeds was tried, none answered
 
 
 def process_cpu_seconds() -> float:
