@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from headway.frontier.store import FrontierCounts
+from headway.runtime.looplag import LoopLagStats
 from headway.runtime.progress import Progress, fit_fields, progress_text
 from headway.runtime.stage import StageStats
 from headway.runtime.stats import FetchStats, HostRow, NodeStats, SchedulerStats
@@ -184,3 +185,11 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
     assert "parked" not in summary(0)
     assert "5 (7 of them not parsed at the stop" in summary(0, requeued=7)
     assert "not parsed" not in summary(0)
+
+
+def test_live_line_shows_the_event_loop_lag() -> None:
+    calm = replace(_stats(), loop_lag=LoopLagStats(worst=0.012, recent=0.012, samples=50))
+    assert "loop lag 12 ms" in progress_text(calm)
+    stalled = replace(_stats(), loop_lag=LoopLagStats(worst=2.5, recent=0.02, samples=50))
+    assert "loop lag 20 ms (worst 2.5 s)" in progress_text(stalled)
+    assert len(progress_text(stalled, 80)) <= 80
