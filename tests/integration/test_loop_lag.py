@@ -18,7 +18,7 @@ import pytest
 
 from headway.testing.argv import headway_argv
 from headway.testing.hostile import BOMBS, HostileRequest, HostileSpec, HostileWeb
-from tests.integration.helpers import TRANSIT_SLACK, UA, read_crawl_log
+from tests.integration.helpers import UA, read_crawl_log
 
 pytestmark = pytest.mark.slow
 
@@ -28,6 +28,10 @@ LAG_BOUND = 0.5
 #: Time a request to an ordinary host may take beyond its gap and a loop lag (its fetch,
 #: the scheduler's turn, a loaded machine).
 GAP_SLACK = 0.35
+#: How much shorter than the gap two requests may look at the server: its clock notes a
+#: request when its own process gets to it, on a loaded machine up to about 0.1 s late
+#: (politeness to the millisecond is tested from the crawler's send times elsewhere).
+SERVER_JITTER = 0.1
 CONTROL_PAGES = 30
 #: Seconds the crawl may take at most (it takes about 10).
 CRAWL_LIMIT = 50
@@ -126,7 +130,7 @@ async def test_hostile_load_keeps_the_loop_responsive(tmp_path: Path) -> None:
         pages = [r for r in reqs if r.path.startswith("/p/")]
         assert len(pages) == CONTROL_PAGES - 1, name
         gaps = [b.start - a.start for a, b in itertools.pairwise(reqs)]
-        assert min(gaps) >= DELAY - TRANSIT_SLACK, (name, min(gaps))
+        assert min(gaps) >= DELAY - SERVER_JITTER, (name, min(gaps))
         page_gaps = [b.start - a.start for a, b in itertools.pairwise(pages)]
         assert max(page_gaps) <= DELAY + LAG_BOUND + GAP_SLACK, (name, max(page_gaps))
         assert reqs[0].start < min(attacks) and max(attacks) < pages[-1].start, (
