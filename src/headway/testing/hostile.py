@@ -19,7 +19,7 @@ Contract:
   - ``blocked4`` and ``blocked6``: seeds whose names resolve to ``169.254.169.254`` and to
     its 6to4 form ``2002:a9fe:a9fe::1``.
 - Hosts that make a crawler spend CPU or time in proportion to what they send (with
-  ``load_attacks``; ``loop_attack_hosts()``):
+  ``load_attacks``; ``load_attack_hosts()``):
   - ``bomb-gzip``, ``bomb-deflate``, ``bomb-br``, ``bomb-stacked`` (``gzip, br``): ``/``
     is a compression bomb, a page that decodes to ``bomb_decoded`` bytes (mostly spaces);
   - ``endless``: ``/`` is a body that never ends (64 KiB chunks until the client leaves);
@@ -158,7 +158,7 @@ class HostileWeb:
             return []
         return ["creds", "robotsloop", "robotschain", "reset", "blocked4", "blocked6"]
 
-    def loop_attack_hosts(self) -> list[str]:
+    def load_attack_hosts(self) -> list[str]:
         if not self.spec.load_attacks:
             return []
         return [*BOMBS, "endless", "slow", "headers", "deep", "trap", "robotsbig"]
@@ -168,7 +168,7 @@ class HostileWeb:
             self.control_hosts()
             + self.costly_hosts()
             + self.attack_hosts()
-            + self.loop_attack_hosts()
+            + self.load_attack_hosts()
         )
         return [self.url(name) for name in names]
 
