@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from headway.cli import main
 from headway.frontier.store import FrontierCounts
+from headway.runtime.looplag import LoopLagStats
 from headway.runtime.metrics import StatsCollector
 from headway.runtime.stage import StageStats
 from headway.runtime.stats import (
@@ -101,6 +102,7 @@ def _sample_stats() -> NodeStats:
         store=StoreStats(warc_files=1, records=250, bytes=900_000, revisits=3),
         leases=LeaseStats(held=19, beats=4, extended=60),
         recrawl=RecrawlStats(revisits=30, changed=10, unchanged=20, not_modified=15, scheduled=30),
+        loop_lag=LoopLagStats(worst=1.25, recent=0.125, last=0.0025, samples=600, over_bound=1),
         software="headway/0.1.0",
     )
 

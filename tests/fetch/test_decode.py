@@ -1,18 +1,22 @@
-"""decode_content: every coding, stacked codings, caps, cut input, corrupt input."""
+"""decode_content: every coding, stacked codings, caps, cut input, corrupt input, the
+cost of a bomb; decode_off_loop: what is decoded on the event loop and what in a thread."""
 
 from __future__ import annotations
 
 import gzip
 import os
+import threading
 import tracemalloc
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import brotlicffi
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from headway.fetch import client, decode
 from headway.fetch.decode import decode_content
 
 DATA = b"<html>" + os.urandom(20_000).hex().encode() + b"</html>"
@@ -121,3 +125,94 @@ def test_roundtrip_property(data: bytes, coding: str, cap: int) -> None:
     assert error is None
     assert out == data[:cap]
     assert truncated == (len(data) > cap)
+
+
+class CountingDecompressor(brotlicffi.Decompressor):  # type: ignore[misc]
+    calls = 0
+
+    def process(self, data: bytes, output_buffer_limit: int | None = None) -> bytes:
+        CountingDecompressor.calls += 1
+        out: bytes = super().process(data, output_buffer_limit=output_buffer_limit)
+        return out
+
+
+def test_br_bomb_is_decoded_in_blocks_not_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(decode.brotlicffi, "Decompressor", CountingDecompressor)
+    CountingDecompressor.calls = 0
+    cap = 4 * 1024 * 1024
+    bomb = brotlicffi.compress(b"\0" * (4 * cap), quality=5)
+    out, truncated, error = decode_content(bomb, "br", cap)
+    assert (len(out), truncated, error) == (cap, True, None)
+    assert out == b"\0" * cap
+    # one call per output block (and one to take the input), never one per byte
+    assert CountingDecompressor.calls <= cap // decode.BLOCK + 3
+
+
+def test_more_codings_than_the_limit_are_refused() -> None:
+    data = b"<p>x</p>"
+    for _ in range(decode.MAX_CODINGS + 1):
+        data = gzip.compress(data)
+    header = ", ".join(["gzip"] * (decode.MAX_CODINGS + 1))
+    out, truncated, error = decode_content(data, header, 10**6)
+    assert (out, truncated) == (b"", False)
+    assert error is not None and "content codings" in error
+    nested = gzip.compress(gzip.compress(b"<p>x</p>"))
+    assert decode_content(nested, "gzip, gzip", 10**6) == (b"<p>x</p>", False, None)
+
+
+class Calls:
+    """Where decode_content ran: (thread name, cap) per call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    def __call__(
+        self, raw: bytes, encoding: str | None, cap: int
+    ) -> tuple[bytes, bool, str | None]:
+        self.calls.append((threading.current_thread().name, cap))
+        return decode_content(raw, encoding, cap)
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    recorder = Calls()
+    monkeypatch.setattr(client, "decode_content", recorder)
+    return recorder
+
+
+async def test_a_small_body_is_decoded_on_the_loop(calls: Calls) -> None:
+    page = gzip.compress(DATA)
+    with ThreadPoolExecutor(1, thread_name_prefix="decoder") as pool:
+        result = await client.decode_off_loop(page, "gzip", 8 * 2**20, pool)
+    assert result == (DATA, False, None)
+    assert calls.calls == [(threading.current_thread().name, client.INLINE_DECODED)]
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "gzip, br"])
+async def test_a_bomb_is_decoded_in_the_worker_thread(calls: Calls, coding: str) -> None:
+    plain = b" " * (32 * 2**20)
+    bomb = {
+        "gzip": lambda: gzip.compress(plain, 9),
+        "deflate": lambda: zlib.compress(plain, 9),
+        "br": lambda: brotlicffi.compress(plain, quality=5),
+        "gzip, br": lambda: brotlicffi.compress(gzip.compress(plain, 9), quality=5),
+    }[coding]()
+    assert len(bomb) <= client.THREAD_DECODE_MIN  # small: it is tried on the loop first
+    cap = 8 * 2**20
+    with ThreadPoolExecutor(1, thread_name_prefix="decoder") as pool:
+        out, truncated, error = await client.decode_off_loop(bomb, coding, cap, pool)
+    assert (len(out), truncated, error) == (cap, True, None)
+    loop_thread = threading.current_thread().name
+    assert [(name.startswith("decoder"), c) for name, c in calls.calls] == [
+        (False, client.INLINE_DECODED),  # a slice on the loop, cut ...
+        (True, cap),  # ... then the whole of it off the loop
+    ]
+    assert calls.calls[0][0] == loop_thread
+
+
+async def test_a_large_body_goes_to_the_worker_thread_at_once(calls: Calls) -> None:
+    raw = gzip.compress(os.urandom(client.THREAD_DECODE_MIN))  # random: stays large
+    with ThreadPoolExecutor(1, thread_name_prefix="decoder") as pool:
+        out, truncated, error = await client.decode_off_loop(raw, "gzip", 8 * 2**20, pool)
+    assert (len(out), truncated, error) == (client.THREAD_DECODE_MIN, False, None)
+    assert len(calls.calls) == 1 and calls.calls[0][0].startswith("decoder")

@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from headway.frontier.store import FrontierCounts
+from headway.runtime.looplag import LoopLagStats
 from headway.runtime.progress import Progress, fit_fields, progress_text
 from headway.runtime.stage import StageStats
 from headway.runtime.stats import FetchStats, HostRow, NodeStats, SchedulerStats
@@ -251,3 +252,11 @@ def test_the_summary_is_one_json_line_with_json_logs(capsys: pytest.CaptureFixtu
         assert body["stopped_by"] == "finished" and body["fetches"] == 500
         assert body["robots_disallowed"] == 8 and body["frontier"]["failed"] == 10
         assert body["crawl_directory"] == str(settings.crawl.out)
+
+
+def test_live_line_shows_the_event_loop_lag() -> None:
+    calm = replace(_stats(), loop_lag=LoopLagStats(worst=0.012, recent=0.012, samples=50))
+    assert "loop lag 12 ms" in progress_text(calm)
+    stalled = replace(_stats(), loop_lag=LoopLagStats(worst=2.5, recent=0.02, samples=50))
+    assert "loop lag 20 ms (worst 2.5 s)" in progress_text(stalled)
+    assert len(progress_text(stalled, 80)) <= 80

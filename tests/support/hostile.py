@@ -21,6 +21,17 @@ Contract:
     under its second request, without answering (the client must not silently resend).
   - ``blocked4`` and ``blocked6``: seeds whose names resolve to ``169.254.169.254`` and to
     its 6to4 form ``2002:a9fe:a9fe::1``.
+- Hosts that make a crawler spend CPU or time in proportion to what they send (with
+  ``load_attacks``; ``load_attack_hosts()``):
+  - ``bomb-gzip``, ``bomb-deflate``, ``bomb-br``, ``bomb-stacked`` (``gzip, br``): ``/``
+    is a compression bomb, a page that decodes to ``bomb_decoded`` bytes (mostly spaces);
+  - ``endless``: ``/`` is a body that never ends (64 KiB chunks until the client leaves);
+  - ``slow``: ``/`` sends one byte every ``slow_every`` seconds (at most 2 minutes);
+  - ``headers``: ``/`` has 100 header fields of 8,000 bytes and links to ``/long``
+    (one field of 9,000 bytes) and ``/many`` (200 fields);
+  - ``deep``: ``/`` is ``deep_levels`` nested ``<div>`` elements around a link;
+  - ``trap``: an endless tree, ``/t/N`` links to ``/t/10N`` .. ``/t/10N+9``;
+  - ``robotsbig``: a 500 KiB robots.txt of 25,000 wildcard rules (slow to parse).
 - ``log`` records every request that reached a handler (host without port, raw path,
   start and end on ``time.monotonic()``, and how late the handler started after the
   request reached the socket, see ``headway.testing.stamp``), in arrival order.
@@ -31,8 +42,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import time
+import zlib
 from dataclasses import dataclass, field
 
+import brotlicffi
 from aiohttp import web
 
 from headway.testing.stamp import StampedListener, late_by, stamped_listener
@@ -52,6 +65,10 @@ class HostileSpec:
     costly_decoded: int = 8_000_000
     costly_fanout: int = 0  # links of each costly page to more costly pages of its host
     attacks: bool = True  # creds, robotsloop, robotschain, reset, blocked4, blocked6
+    load_attacks: bool = False  # bombs, endless, slow, headers, deep, trap, robotsbig
+    bomb_decoded: int = 32 * 1024 * 1024
+    slow_every: float = 0.5
+    deep_levels: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +93,34 @@ class _State:
     served: set[object] = field(default_factory=set)  # connections that answered before
 
 
+#: Content-Encoding of each bomb host.
+BOMBS = {
+    "bomb-gzip": "gzip",
+    "bomb-deflate": "deflate",
+    "bomb-br": "br",
+    "bomb-stacked": "gzip, br",
+}
+
+
+def bomb_body(coding: str, decoded: int) -> bytes:
+    """A page of ``decoded`` bytes (mostly spaces) encoded with ``coding``."""
+    head = b"<!doctype html><html><head><title>bomb</title></head><body>"
+    plain = head + b" " * (decoded - len(head))
+    if coding == "gzip":
+        return gzip.compress(plain, 9)
+    if coding == "deflate":
+        return zlib.compress(plain, 9)
+    if coding == "br":
+        return bytes(brotlicffi.compress(plain, quality=9))
+    return bytes(brotlicffi.compress(gzip.compress(plain, 9), quality=9))  # "gzip, br"
+
+
+def big_robots() -> bytes:
+    """About 500 KiB of wildcard rules for every crawler."""
+    lines = [b"User-agent: *\n"] + [b"Disallow: /p%d/*x$\n" % i for i in range(25_000)]
+    return b"".join(lines)[: 500 * 1024]
+
+
 def costly_body(decoded: int) -> bytes:
     """About 20 KB of gzip that decodes to ``decoded`` bytes of links."""
     unit = b'<a href="http://o1.offsite.invalid/p/1">l</a>\n'
@@ -94,6 +139,11 @@ class HostileWeb:
         self._port: int | None = None
         self._listener: StampedListener | None = None
         self._costly = costly_body(spec.costly_decoded) if spec.costly_hosts else b""
+        self._bombs: dict[str, bytes] = {}
+        self._robots = b""
+        if spec.load_attacks:
+            self._bombs = {h: bomb_body(c, spec.bomb_decoded) for h, c in BOMBS.items()}
+            self._robots = big_robots()
 
     @property
     def log(self) -> list[HostileRequest]:
@@ -123,8 +173,18 @@ class HostileWeb:
             return []
         return ["creds", "robotsloop", "robotschain", "reset", "blocked4", "blocked6"]
 
+    def load_attack_hosts(self) -> list[str]:
+        if not self.spec.load_attacks:
+            return []
+        return [*BOMBS, "endless", "slow", "headers", "deep", "trap", "robotsbig"]
+
     def seeds(self) -> list[str]:
-        names = self.control_hosts() + self.costly_hosts() + self.attack_hosts()
+        names = (
+            self.control_hosts()
+            + self.costly_hosts()
+            + self.attack_hosts()
+            + self.load_attack_hosts()
+        )
         return [self.url(name) for name in names]
 
     @staticmethod
@@ -182,6 +242,10 @@ class HostileWeb:
             return _page("loop home", [])
         if name == "robotschain":
             return self._chain(path)
+        if self.spec.load_attacks and name in (*BOMBS, "headers", "deep", "trap", "robotsbig"):
+            return self._load(name, path)
+        if self.spec.load_attacks and name in ("endless", "slow") and path == "/":
+            return await self._stream(request, name)
         if name == "reset":
             if request.protocol in self.state.served:
                 assert request.transport is not None
@@ -189,6 +253,53 @@ class HostileWeb:
                 await asyncio.sleep(0)
             return self._control(path, pages=4)
         return web.Response(status=404, text="unknown host")
+
+    def _load(self, name: str, path: str) -> web.Response:
+        if path == "/robots.txt":
+            if name == "robotsbig":
+                return web.Response(body=self._robots, content_type="text/plain")
+            return web.Response(status=404, text="none")
+        if name in BOMBS and path == "/":
+            headers = {"Content-Type": _HTML, "Content-Encoding": BOMBS[name]}
+            return web.Response(body=self._bombs[name], headers=headers)
+        if name == "headers":
+            return self._headers(path)
+        if name == "deep" and path == "/":
+            n = self.spec.deep_levels
+            html = "<!doctype html><html><body>" + "<div>" * n + '<a href="/x">x</a>'
+            return web.Response(text=html + "</div>" * n, content_type="text/html")
+        if name == "trap" and path.startswith("/t/") and path[3:].isdigit():
+            k = int(path[3:])
+            return _page(f"trap {k}", [f"/t/{10 * k + i}" for i in range(10)])
+        if name in ("trap", "robotsbig") and path == "/":
+            return _page(name, ["/t/1"] if name == "trap" else [])
+        return web.Response(status=404, text="not found")
+
+    def _headers(self, path: str) -> web.Response:
+        if path == "/":
+            response = _page("headers", ["/long", "/many"])
+            for i in range(100):
+                response.headers[f"X-Pad-{i}"] = "h" * 8000
+            return response
+        if path == "/long":
+            return web.Response(text="long", headers={"X-Long": "h" * 9000})
+        if path == "/many":
+            return web.Response(text="many", headers={f"X-F{i}": "v" for i in range(200)})
+        return web.Response(status=404, text="not found")
+
+    async def _stream(self, request: web.BaseRequest, name: str) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": _HTML})
+        await response.prepare(request)
+        chunk = b"<p>" + b"x" * (64 * 1024 - 3) if name == "endless" else b" "
+        pause = 0.0 if name == "endless" else self.spec.slow_every
+        deadline = time.monotonic() + 120
+        try:
+            while time.monotonic() < deadline:
+                await response.write(chunk)
+                await asyncio.sleep(pause)
+        except (ConnectionError, RuntimeError):
+            pass  # the client went away: the attack is over
+        return response
 
     def _control(self, path: str, pages: int | None = None) -> web.Response:
         n = self.spec.control_pages if pages is None else pages

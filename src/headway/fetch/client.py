@@ -17,6 +17,7 @@ Limits: at most ``max_body`` raw bytes are kept (the result is ``truncated="leng
 and the connection is closed unless the rest had already arrived), at most
 ``max_decoded`` decoded bytes are kept (``truncated="decoded-length"``), and
 ``total_timeout`` bounds a whole exchange (a body cut by it is ``truncated="time"``).
+Decoding never holds the event loop for more than a slice (``decode_off_loop``).
 A document (``fetch_document``: a sitemap, a feed) has one limit of its own,
 ``max_document``, for both its raw and its decoded bytes; robots.txt has ``max_robots``.
 ``max_connections`` bounds concurrent exchanges; time spent waiting for a slot is not
@@ -40,6 +41,7 @@ import ssl
 import time
 from collections import Counter
 from collections.abc import Mapping
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +68,14 @@ MAX_HEADER_LINE = 8190
 #: Encoded bodies larger than this are decoded in a worker thread (zlib and brotli
 #: release the GIL), keeping the event loop responsive.
 THREAD_DECODE_MIN = 64 * 1024
+#: A smaller encoded body is decoded on the event loop up to this many output bytes (a
+#: slice of about a millisecond); when it decodes to more (a compression bomb is a few
+#: hundred bytes), it is decoded again in a worker thread, up to its limit.
+INLINE_DECODED = 512 * 1024
+#: Threads that decode bodies off the event loop. One: a decode is CPU-bound, and each
+#: further thread takes CPU time from the event loop on a busy machine (several bombs
+#: decoded at once made its lag pass half a second on two cores); decodes wait their turn.
+DECODE_THREADS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +238,24 @@ def tls_context(ca_file: Path | None) -> ssl.SSLContext:
     return client_context(ca_file)
 
 
+async def decode_off_loop(
+    raw: bytes, encoding: str | None, max_decoded: int, executor: Executor | None = None
+) -> tuple[bytes, bool, str | None]:
+    """``decode_content`` without holding the event loop for long: the work is bounded
+    by its output, so only what decodes to at most ``INLINE_DECODED`` bytes is decoded
+    on the loop; the rest (large bodies, bombs) in a thread of ``executor`` (None: the
+    loop's default executor)."""
+    if not encoding:
+        return decode_content(raw, encoding, max_decoded)  # nothing to undo: a cut at most
+    if len(raw) <= THREAD_DECODE_MIN:
+        probe = min(max_decoded, INLINE_DECODED)
+        body, cut, error = decode_content(raw, encoding, probe)
+        if not cut or probe == max_decoded:
+            return body, cut, error
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor, decode_content, raw, encoding, max_decoded)
+
+
 class Fetcher:
     """Async HTTP client; use as ``async with Fetcher(config) as f: await f.fetch(url)``."""
 
@@ -237,6 +265,7 @@ class Fetcher:
             allow_loopback=config.allow_loopback, allow_private=config.allow_private
         )
         self._slots = asyncio.Semaphore(max(1, config.max_connections))
+        self._decoder = ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="headway-decode")
         self._session: aiohttp.ClientSession | None = None
         self._resolver: CrawlResolver | None = None
         self._requests = 0
@@ -304,6 +333,7 @@ class Fetcher:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        self._decoder.shutdown(wait=False, cancel_futures=True)
 
     def statistics(self) -> FetchStats:
         return FetchStats(
@@ -452,12 +482,9 @@ class Fetcher:
         cut = ex.cut
         raw = b"".join(ex.chunks)
         encoding = resp.headers.get("Content-Encoding")
-        if encoding and len(raw) > THREAD_DECODE_MIN:
-            body, decoded_cut, decode_error = await asyncio.to_thread(
-                decode_content, raw, encoding, max_decoded
-            )
-        else:
-            body, decoded_cut, decode_error = decode_content(raw, encoding, max_decoded)
+        body, decoded_cut, decode_error = await decode_off_loop(
+            raw, encoding, max_decoded, self._decoder
+        )
         if decoded_cut:
             cut = "decoded-length"
         location = resp.headers.get("Location")

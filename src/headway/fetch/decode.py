@@ -10,7 +10,11 @@ Content-Encoding header (``gzip``/``x-gzip``, ``deflate`` in its zlib or raw for
   more than ``max_decoded`` plus one chunk of output exist at once;
 - an input that simply stops early (the raw body was cut at the body limit) yields what
   could be decoded, without error; bytes after the end of a stream are ignored;
-- an unknown coding or corrupt data gives ``(b"", False, message)``.
+- an unknown coding, corrupt data or more than ``MAX_CODINGS`` codings give
+  ``(b"", False, message)``;
+- the work is bounded by the output: each call of a decompressor makes at most
+  ``BLOCK`` bytes (a brotli bomb costs about as much as a gzip one, see
+  ``benchmarks/bench_decode.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,11 @@ from typing import Final, Protocol
 import brotlicffi
 
 CHUNK: Final = 64 * 1024
+#: Most output one call of a decompressor makes (bytes).
+BLOCK: Final = 256 * 1024
+#: Most content codings undone for one body (real servers stack at most two); a longer
+#: list is refused, so a header cannot make one body be decoded a thousand times.
+MAX_CODINGS: Final = 4
 
 
 class _DecodeError(Exception):
@@ -78,9 +87,11 @@ class _BrotliStream:
                 chunk = b""  # output held back by the limit comes first
                 if data and self._d.can_accept_more_data():
                     chunk, data = data, b""
-                # The limit is soft (the buffer grows in doubling blocks past it); the
-                # smallest limit yields one ~32 KiB block per call, keeping overshoot small.
-                more = self._d.process(chunk, output_buffer_limit=1)
+                # brotlicffi >= 1.2 sizes its output buffer to exactly this limit: a
+                # block per call keeps both the overshoot (none) and the number of
+                # calls (one per block, not one per byte) small.
+                block = min(limit - len(out), BLOCK)
+                more = self._d.process(chunk, output_buffer_limit=block)
                 if not more and not chunk:
                     break
                 out += more
@@ -135,6 +146,8 @@ def decode_content(
         if len(raw) > max_decoded:
             return raw[:max_decoded], True, None
         return raw, False, None
+    if len(codings) > MAX_CODINGS:
+        return b"", False, f"{len(codings)} content codings (at most {MAX_CODINGS} are undone)"
     data = raw
     truncated = False
     try:

@@ -262,6 +262,20 @@ class StatsCollector(Collector):
             retry.add_metric([h.host], h.retry_ratio)
             health.add_metric([h.host], h.health)
         yield from (in_flight, limit, gap, retry, health)
+        lag = stats.loop_lag
+        yield _gauge(
+            "headway_loop_lag_seconds",
+            "Worst lag of the event loop over the last 10 to 20 s",
+            lag.recent,
+        )
+        yield _gauge(
+            "headway_loop_lag_worst_seconds", "Worst lag of the event loop in this run", lag.worst
+        )
+        yield CounterMetricFamily(
+            "headway_loop_lag_over_bound",
+            "Wake-ups of the loop-lag probe that came over 1 s late",
+            value=lag.over_bound,
+        )
         rc = stats.recrawl
         for name, doc, value in (
             ("headway_revisits", "Page fetches of URLs fetched before (recrawl)", rc.revisits),

@@ -38,6 +38,7 @@ from headway.runtime.components import canon_options
 from headway.runtime.factory import NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.fetchjobs import PageFetch, RobotsFetch
+from headway.runtime.looplag import LoopLagProbe, short_switch_interval
 from headway.runtime.metrics import Counters
 from headway.runtime.monitor import Monitor
 from headway.runtime.pipeline import Pipeline
@@ -113,6 +114,7 @@ class Node:
         self.requeued_at_stop = 0  # fetched pages a stop put back unparsed (summary)
         self._fetcher: Fetcher | None = None  # while the pipeline runs
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
+        self.loop_lag = LoopLagProbe()  # runs with the pipeline's tasks
 
     def _use_seeds(self, seeds: list[str]) -> None:
         """Scope, admission and settle rules for the crawl's seeds."""
@@ -164,7 +166,8 @@ class Node:
             extra_gap=self._quality_gap if quality else None,
         )
         try:
-            return await self._run(parts)
+            with short_switch_interval():  # threads yield the GIL to the loop sooner
+                return await self._run(parts)
         finally:
             parts.crawldir.close()
 
@@ -281,6 +284,7 @@ class Node:
             slots = [tg.create_task(self._slot()) for _ in range(s.fetch.concurrency)]
             parsing = [tg.create_task(self.pipeline.parse_dispatch()) for _ in range(s.parsers * 2)]
             helpers = list(parsing)
+            helpers.append(tg.create_task(self.loop_lag.run()))
             helpers.append(tg.create_task(self.pipeline.store_loop()))
             helpers.append(tg.create_task(self.pipeline.settle_loop()))
             self.monitor = Monitor(self, self._stats_interval)
@@ -492,5 +496,6 @@ class Node:
             store=self.store.statistics(),
             leases=self.leases.statistics(),
             recrawl=self.recrawl.statistics() if self.recrawl is not None else RecrawlStats(),
+            loop_lag=self.loop_lag.statistics(),
             software=f"headway/{__version__}",
         )

@@ -36,6 +36,19 @@ def _size(n: float) -> str:
     return f"{n:.1f} TiB"
 
 
+def _seconds(t: float) -> str:
+    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.1f} s"
+
+
+def _lag_forms(stats: NodeStats) -> list[str]:
+    """The event loop's lag: the worst of the last seconds, and of the run when larger."""
+    lag = stats.loop_lag
+    recent = _seconds(lag.recent)
+    if lag.worst > lag.recent:
+        return [f"loop lag {recent} (worst {_seconds(lag.worst)})", f"lag {recent}"]
+    return [f"loop lag {recent}", f"lag {recent}"]
+
+
 def _fields(stats: NodeStats) -> list[list[str]]:
     """The live line's fields, most important first, each with its forms, longest first."""
     f = stats.fetch
@@ -66,6 +79,7 @@ def _fields(stats: NodeStats) -> list[list[str]]:
         ],
         [f"errors {f.errors}", f"err {f.errors}"],
         [f"retries {f.retry_ratio:.0%}"],
+        _lag_forms(stats),
         revisits,
         [_size(f.bytes)],
         [
@@ -103,8 +117,8 @@ def fit_fields(fields: list[list[str]], width: int | None, sep: str = "  ") -> s
 
 def progress_text(stats: NodeStats, width: int | None = None) -> str:
     """The live line: pages, rate, queued URLs, hosts with queued URLs and hosts
-    waiting for their politeness gap, errors, retries, bytes and the fill of each
-    stage, fitted into ``width`` characters (None: all of it)."""
+    waiting for their politeness gap, errors, retries, the event loop's lag, bytes and
+    the fill of each stage, fitted into ``width`` characters (None: all of it)."""
     return fit_fields(_fields(stats), width)
 
 

@@ -1,14 +1,14 @@
 """The statistics of a node: one frozen value per component, combined into ``NodeStats``.
 
 Each component returns its own value from ``statistics()`` (fetch counters, stages,
-scheduler, admission, store writer, held leases; the frontier's counts are read by the
-node). The node combines them about four times a second. The values are turned into
-JSON (``to_json``) or Prometheus text (``runtime/metrics.py``) only where they leave the
-process: ``metrics.jsonl``, the Redis heartbeat record, the bench output and the metrics
-endpoint. ``from_json`` reads the JSON back (``headway status``), whichever version of
-headway wrote it: missing or mistyped fields take their empty value and are named in
-``Decoded.missing``, unknown ones are ignored; it never raises. The JSON keys are
-documented in docs/metrics.md.
+scheduler, admission, store writer, held leases, the event loop's lag; the frontier's
+counts are read by the node). The node combines them about four times a second. The
+values are turned into JSON (``to_json``) or Prometheus text (``runtime/metrics.py``)
+only where they leave the process: ``metrics.jsonl``, the Redis heartbeat record, the
+bench output and the metrics endpoint. ``from_json`` reads the JSON back (``headway
+status``), whichever version of headway wrote it: missing or mistyped fields take their
+empty value and are named in ``Decoded.missing``, unknown ones are ignored; it never
+raises. The JSON keys are documented in docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from headway.frontier.store import SHED_REASONS, FrontierCounts
+from headway.runtime.looplag import LoopLagStats
 from headway.runtime.stage import StageStats
 
 #: Outcomes that are not errors (``FetchStats.errors`` counts the others).
@@ -137,6 +138,7 @@ class NodeStats:
     store: StoreStats = StoreStats()
     leases: LeaseStats = LeaseStats()
     recrawl: RecrawlStats = RecrawlStats()
+    loop_lag: LoopLagStats = field(default_factory=LoopLagStats)
     software: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -225,6 +227,13 @@ class NodeStats:
                 "unchanged": self.recrawl.unchanged,
                 "not_modified": self.recrawl.not_modified,
                 "scheduled": self.recrawl.scheduled,
+            },
+            "loop_lag": {
+                "worst": round(self.loop_lag.worst, 4),
+                "recent": round(self.loop_lag.recent, 4),
+                "last": round(self.loop_lag.last, 4),
+                "samples": self.loop_lag.samples,
+                "over_bound": self.loop_lag.over_bound,
             },
             "software": self.software,
         }
@@ -364,6 +373,7 @@ def from_json(obj: object) -> Decoded:
     st = top.sub("store")
     le = top.sub("leases")
     rc = top.sub("recrawl")
+    lag = top.sub("loop_lag")
     stats = NodeStats(
         time=top.float_("time"),
         elapsed=top.float_("elapsed"),
@@ -383,6 +393,13 @@ def from_json(obj: object) -> Decoded:
             rc.int_("unchanged"),
             rc.int_("not_modified"),
             rc.int_("scheduled"),
+        ),
+        loop_lag=LoopLagStats(
+            lag.float_("worst"),
+            lag.float_("recent"),
+            lag.float_("last"),
+            lag.int_("samples"),
+            lag.int_("over_bound"),
         ),
         software=top.str_("software"),
     )
