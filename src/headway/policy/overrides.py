@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from headway.policy.politeness import HostLimitParams
+from headway.urls.domain import match_host, strip_port
 
 #: Why a host's URLs were dropped by an override (the note in the crawl log).
 EXCLUDED = "excluded"
@@ -66,6 +67,27 @@ def limit_params(base: HostLimitParams, override: HostOverride | None) -> HostLi
     if override.concurrency is not None:
         changes["ceiling"] = override.concurrency
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+class HostCeilings:
+    """Configured per-host ceilings of requests in flight (``--host-concurrency``):
+    ``HOST[:PORT]=N`` for one host, ``*.SUFFIX=N`` for every host under a domain."""
+
+    __slots__ = ("_exact", "_suffix")
+
+    def __init__(self, ceilings: Mapping[str, int]) -> None:
+        self._exact = {k: v for k, v in ceilings.items() if not k.startswith("*.")}
+        self._suffix = {k[2:]: v for k, v in ceilings.items() if k.startswith("*.")}
+
+    def get(self, host: str) -> int | None:
+        """The ceiling of ``host`` (may carry ``:port``): a HOST:PORT entry, else the
+        host's own or nearest ``*.suffix`` entry; None when none is configured."""
+        if not self._exact and not self._suffix:
+            return None
+        ceiling = self._exact.get(host)
+        if ceiling is None:
+            ceiling = match_host(strip_port(host), self._exact, self._suffix)
+        return ceiling
 
 
 class OverrideBook:
