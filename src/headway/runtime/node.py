@@ -276,6 +276,7 @@ class Node:
             recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
             requeued_at_stop=self.requeued_at_stop,
             robots_disallowed=self.counters.robots_disallowed,
+            optout_dropped=self.controls.statistics().optout_dropped if self.controls else 0,
         )
 
     async def _pipeline_run(self) -> None:
