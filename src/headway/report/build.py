@@ -5,8 +5,8 @@ any number of crawl logs, e.g. one per node) and ``build`` returns a ``CrawlRepo
 
 - seeds: each seed's host, its robots.txt state (the note or status of the host's
   robots.txt line), its first fetch (status and outcome of the seed URL's earliest
-  line; "not fetched" when none), and the pages reached from it (lines whose chain of
-  ``via`` pages leads back to the seed, the seed included).
+  line; "not fetched" when none), and the pages reached from it (distinct URLs whose
+  chain of ``via`` pages leads back to the seed, the seed included).
 - hosts: per host, fetches (lines with a response), bytes, response codes, and errors
   by kind (every outcome but ok, redirect and not_modified, and the notes of URLs
   settled without a fetch, e.g. robots-disallowed, opted-out, excluded).
@@ -40,7 +40,7 @@ class SeedRow:
     robots: str  # e.g. "robots.txt allow-all", "404", "not fetched"
     first_status: int | None
     first_outcome: str  # "not fetched" when the seed has no line
-    pages: int  # lines reached from the seed (it included)
+    pages: int  # URLs reached from the seed (it included)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +231,7 @@ class ReportBuilder:
         )
 
     def _reach(self, seeds: Sequence[str]) -> dict[str, int]:
-        """Lines reached from each seed: the seed at the root of each URL's via chain."""
+        """URLs reached from each seed: the seed at the root of each URL's via chain."""
         wanted = set(seeds)
         root: dict[str, str | None] = {}
         counts: Counter[str] = Counter()
