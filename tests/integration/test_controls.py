@@ -160,6 +160,13 @@ def test_seeds_opt_out_and_exclude_on_a_running_crawl_and_after_a_restart(
         assert seeds[web.url(h2)]["first_status"] == 200 and seeds[web.url(h2)]["pages"] >= 3
         assert {h["host"] for h in report["hosts"]} >= {f"{h}:{web.port}" for h in web.hosts}
         assert report["frontier"]["failed"] >= dropped  # dropped URLs are settled failed
+        text = headway("report", str(out)).stdout
+        assert f"URLs dropped by opt-out controls: {dropped}" in text
+        assert f"#2 opt-out {h1} by cli " in text and "Seeds (3)" in text
+        table = headway("report", str(out), "--format", "csv").stdout
+        rows = list(csv.reader(io.StringIO(table)))
+        assert ["extra", "", "URLs dropped by opt-out controls", str(dropped)] in rows
+        assert ["controls", "3", "kind", "host-exclude"] in rows
         # a restart folds the log again: the opt-out and the exclusion still hold
         restarted = time.time()
         again = subprocess.run(
@@ -192,6 +199,8 @@ def test_pause_resume_one_node_and_report_a_shared_crawl(
 ) -> None:
     with ThreadedSimWeb(_spec(6)) as web:
         nodes = Nodes(redis_server.url, tmp_path, web)
+        late = web.hosts[5]
+        nodes.seeds.write_text("\n".join(web.seeds()[:5]) + "\n")  # the last one comes later
         shared = ["--store", redis_server.url, "--crawl-id", nodes.crawl]
         try:
             nodes.start("n0")
@@ -205,6 +214,9 @@ def test_pause_resume_one_node_and_report_a_shared_crawl(
             assert len(live["nodes"]) == 2
             resumed = control("resume", *shared)
             wait_until(lambda: len(pages_after(web, resumed)) >= 5, "fetches after resume", 15)
+            assert pages_after(web, 0, late) == []
+            control("seed", *shared, web.url(late))
+            wait_until(lambda: len(pages_after(web, 0, late)) >= 3, "the added seed's host", 20)
             one = control("pause", *shared, "--node", _node_id(tmp_path / "n1"))
             time.sleep(APPLY + WATCH)
             assert _node_lines_after(nodes, "n1", one + APPLY) == 0, "n1 fetched after its pause"
@@ -219,8 +231,9 @@ def test_pause_resume_one_node_and_report_a_shared_crawl(
     bare = headway("report", *shared, "--format", "json")
     assert bare.returncode == 0, bare.stderr
     data: dict[str, Any] = json.loads(bare.stdout)
-    assert [c["kind"] for c in data["controls"]] == ["pause", "resume", "pause", "stop"]
-    assert data["controls"][2]["node"] == _node_id(tmp_path / "n1")
+    kinds = [c["kind"] for c in data["controls"]]
+    assert kinds == ["pause", "resume", "add-seeds", "pause", "stop"]
+    assert data["controls"][3]["node"] == _node_id(tmp_path / "n1")
     assert data["frontier"]["done"] > 0 and len(data["seeds"]) == 6
     assert data["hosts"] == [] and any("--logs" in n for n in data["notes"])
     logs = ["--logs", str(tmp_path / "n0"), "--logs", str(tmp_path / "n1")]
@@ -233,4 +246,4 @@ def test_pause_resume_one_node_and_report_a_shared_crawl(
     )
     assert rows[0] == ["section", "key", "field", "value"] and len(rows) > 20
     text = headway("report", *shared, *logs).stdout
-    assert "Control log (4)" in text and f"crawl {nodes.crawl} in redis://" in text
+    assert "Control log (5)" in text and f"crawl {nodes.crawl} in redis://" in text
