@@ -99,6 +99,17 @@ class ControlLog(Protocol):
     def close(self) -> None: ...
 
 
+def read_all(log: ControlLog, after: int = 0, batch: int = 1000) -> list[Control]:
+    """Every control of ``log`` with a sequence number above ``after``, oldest first
+    (read ``batch`` at a time)."""
+    out: list[Control] = []
+    while True:
+        got = log.read_after(out[-1].seq if out else after, batch)
+        out.extend(got)
+        if len(got) < batch:
+            return out
+
+
 def check_args(
     kind: ControlKind | str, args: Mapping[str, Any], node: str | None = None
 ) -> dict[str, Any]:
