@@ -116,10 +116,24 @@ def test_pause_resume_and_stop_a_running_crawl(tmp_path: Path) -> None:
         assert proc.returncode == 0, (tmp_path / "err.txt").read_text()
         assert "headway: stop-control:" in summary
         assert pages_after(web, stopped + APPLY + 5.0) == []  # in flight finish; no more
-    err = (tmp_path / "err.txt").read_text()
-    assert "paused by control #1" in err and "resumed by control #2" in err
+        err = (tmp_path / "err.txt").read_text()
+        assert "paused by control #1" in err and "resumed by control #2" in err
+        # a pause given while no node runs holds the next start: nothing is fetched
+        done = headway("pause", str(out))
+        assert "no node runs there now" in done.stdout
+        restarted = time.time()
+        again = subprocess.run(
+            crawl_argv(tmp_path / "seeds.txt", out, "--delay", "0.1", "--max-duration", "3"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert again.returncode == 0, again.stderr
+        assert "the crawl was left paused" in again.stderr
+        assert [r for r in web.log if r.wall > restarted] == []
     report = json.loads(headway("report", str(out), "--format", "json").stdout)
-    assert [c["kind"] for c in report["controls"]] == ["pause", "resume", "stop"]
+    assert [c["kind"] for c in report["controls"]] == ["pause", "resume", "stop", "pause"]
     assert report["frontier"]["queued"] > 0  # stopped, not finished
 
 
