@@ -166,7 +166,8 @@ class ControlApplier:
             shown = ", ".join(domains[:5]) + (
                 f" and {len(domains) - 5} more" if len(domains) > 5 else ""
             )
-            log.warning("opt-out %s: %d queued URLs dropped", shown, dropped)
+            level = logging.INFO if at_start and not dropped else logging.WARNING
+            log.log(level, "opt-out %s: %d queued URLs dropped", shown, dropped)
         added = new.seeds[len(old.seeds) :]
         if added:
             n = await self._hooks.add_seeds(added)
