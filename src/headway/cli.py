@@ -1,5 +1,6 @@
 """The command line: ``headway demo``, ``headway crawl``, ``headway node``,
-``headway status``, ``headway simweb``, ``headway bench``. Every setting of
+``headway status``, ``headway report``, the controls (``headway pause``, ``resume``,
+``stop``, ``seed``, ``opt-out``, ``host``), ``headway simweb``, ``headway bench``. Every setting of
 ``headway.settings`` is a flag of ``crawl`` and ``node``."""
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ EXIT_UNREACHABLE = 3
 SAME_STOP_SECONDS = 1.0
 
 _SHORT = {"out": "-o", "quiet": "-q"}
+#: The control commands (``control/commands.py``).
+CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "simweb", "bench")
+COMMANDS = ("demo", "crawl", "node", "status", "report", *CONTROLS, "simweb", "bench")
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -124,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("HEADWAY_CRAWL_ID"),
         help="the shared crawl's id (with a redis --store)",
     )
+    from headway.control.commands import add_control_parsers
+    from headway.report.command import add_report_parser
+
+    add_report_parser(add_parser)
+    add_control_parsers(add_parser)
     sim = add_parser(
         "simweb",
         help="serve the simulated web for trying configurations",
@@ -240,6 +248,14 @@ def main(argv: list[str] | None = None) -> int:
             return _crawl(args)
         if args.command == "status":
             return _status(args)
+        if args.command == "report":
+            from headway.report.command import report_command
+
+            return report_command(args)
+        if args.command in CONTROLS:
+            from headway.control.commands import control_command
+
+            return control_command(args)
         if args.command == "demo":
             from headway.demo import demo_command
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from headway import __version__, crashpoints
+from headway.control.applier import ControlApplier, ControlStats
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
 from headway.frontier.redis import RedisFrontier
@@ -35,6 +36,7 @@ from headway.policy.quality import QualityBook
 from headway.policy.robots import product_token
 from headway.policy.schedule import ROBOTS_DISALLOWED
 from headway.runtime.components import canon_options
+from headway.runtime.controls import start_controls
 from headway.runtime.factory import NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.fetchjobs import PageFetch, RobotsFetch
@@ -92,7 +94,7 @@ class Node:
         self.clock = clock  # wall-clock seconds for politeness, leases and settling
         self.settings = settings
         self.seeds = list(seeds)
-        self.optout = optout
+        self.optout = optout if optout is not None else OptOut(())  # controls add to it
         self.on_stats = on_stats  # called with a statistics reading every stats_interval s
         self._stats_interval = stats_interval
         self.on_started = on_started  # called once start-up is over, before the first fetch
@@ -115,6 +117,8 @@ class Node:
         self._fetcher: Fetcher | None = None  # while the pipeline runs
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
         self.loop_lag = LoopLagProbe()  # runs with the pipeline's tasks
+        self._born = time.time()  # a stop control recorded before this is not for this run
+        self.controls: ControlApplier | None = None
 
     def _use_seeds(self, seeds: list[str]) -> None:
         """Scope, admission and settle rules for the crawl's seeds."""
@@ -222,6 +226,9 @@ class Node:
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
         try:
+            self.controls = await start_controls(
+                parts, self.settings, self.admission, self.optout, self.request_stop, self._born
+            )
             fetcher = Fetcher(parts.fetch_config)  # loads the TLS authorities
             if self.on_started is not None:
                 self.on_started()
@@ -276,6 +283,7 @@ class Node:
             robots_disallowed=self.counters.robots_disallowed,
             unreachable=self.reach.unreachable(),
             seeds_unreached=self.reach.seeds_unreached(host_key(u) for u in self.seeds),
+            optout_dropped=self.controls.statistics().optout_dropped if self.controls else 0,
         )
 
     async def _pipeline_run(self) -> None:
@@ -297,6 +305,8 @@ class Node:
                 )
             )
             helpers.append(tg.create_task(self.scheduler.run()))
+            assert self.controls is not None  # started by _run
+            helpers.append(tg.create_task(self.controls.run()))
             await self._stopped.wait()
             self.scheduler.stop()
             if self._stop_reason in _NATURAL_STOPS:
@@ -375,6 +385,8 @@ class Node:
                 self.exporter.close()
 
     async def _close_frontier(self) -> FrontierCounts:
+        if self.controls is not None:
+            self.controls.close()
         try:
             counts: FrontierCounts = await self.fw.call(self.frontier.counts)
             await self.fw.call(self.frontier.close)
@@ -498,4 +510,5 @@ class Node:
             recrawl=self.recrawl.statistics() if self.recrawl is not None else RecrawlStats(),
             loop_lag=self.loop_lag.statistics(),
             software=f"headway/{__version__}",
+            control=self.controls.statistics() if self.controls else ControlStats(),
         )

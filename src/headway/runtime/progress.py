@@ -268,6 +268,12 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         ),
         ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items()) if v) or "none"),
         (
+            "dropped by opt-out",
+            f"{summary.optout_dropped} queued URLs (opt-out controls)"
+            if summary.optout_dropped
+            else "none",
+        ),
+        (
             "not admitted",
             ", ".join(f"{k} {v}" for k, v in sorted(summary.admission_rejected.items())) or "none",
         ),
@@ -297,6 +303,11 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
                 else ""
             )
             + (f", unreachable hosts {_unreachable_row(summary)}" if summary.unreachable else "")
+            + (
+                f", {summary.optout_dropped} dropped by opt-out controls"
+                if summary.optout_dropped
+                else ""
+            )
         )
         return
     table = Table(title="headway crawl summary", show_header=False)

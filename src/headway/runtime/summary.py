@@ -13,7 +13,7 @@ from headway.runtime.stats import RecrawlStats
 
 @dataclass(frozen=True, slots=True)
 class CrawlSummary:
-    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted
+    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted, stop-control
     resumed: bool
     seconds: float
     cpu_seconds: float  # this process (all threads) plus its parser processes, this run
@@ -32,6 +32,7 @@ class CrawlSummary:
     robots_disallowed: int = 0  # URLs not fetched this run: robots.txt disallows them
     unreachable: tuple[Unreachable, ...] = ()  # hosts with no answer in this run, and why
     seeds_unreached: bool = False  # every host of the seeds was tried, none answered
+    optout_dropped: int = 0  # queued URLs dropped by opt-out controls (this run)
 
 
 def process_cpu_seconds() -> float:

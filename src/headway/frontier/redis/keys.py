@@ -14,6 +14,8 @@ Per crawl, tag ``{C}`` (one slot, small keys):
   ``set_meta`` key as ``m:<key>``.
 - ``hw:{C}:nodes`` ZSET: N scored by its last heartbeat (unix time); live = recent.
 - ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
+- ``hw:{C}:controls`` LIST: the control log, one JSON record per control; a control's
+  sequence number is its 1-based position (``control/redis_log.py``).
 
 Per shard, tag ``{C:s}`` (every read-check-write of the frontier touches one shard, so
 each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Cluster):
@@ -92,6 +94,10 @@ class CrawlKeys:
     @property
     def nodes(self) -> str:
         return f"{PREFIX}:{{{self.crawl}}}:nodes"
+
+    @property
+    def controls(self) -> str:
+        return f"{PREFIX}:{{{self.crawl}}}:controls"
 
     def node(self, node: str) -> str:
         return f"{PREFIX}:{{{self.crawl}}}:node:{node}"
