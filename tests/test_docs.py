@@ -15,7 +15,6 @@ from headway.frontier.store import FrontierCounts
 from headway.runtime.metrics import StatsCollector
 from headway.runtime.stage import StageStats
 from headway.runtime.stats import (
-    AdmissionStats,
     FetchStats,
     HostRow,
     LeaseStats,
@@ -25,6 +24,7 @@ from headway.runtime.stats import (
     StoreStats,
 )
 from headway.settings import KEYS
+from headway.work.admission import AdmissionStats
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

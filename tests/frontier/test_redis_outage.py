@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 from headway.frontier.redis import RedisFrontier
-from headway.runtime.admission import Admission
 from headway.testing.redisproc import RedisServer
 from headway.urls.scope import Scope
+from headway.work.admission import Admission
 from tests.frontier.conftest import TEST_LIMITS, entry
 
 

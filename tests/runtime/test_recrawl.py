@@ -17,10 +17,10 @@ from headway.policy.revisit import (
 )
 from headway.runtime.progress import progress_text
 from headway.runtime.recrawl import Recrawl
-from headway.runtime.settle import Settlement
 from headway.runtime.stats import NodeStats, RecrawlStats
-from headway.runtime.work import FetchedPage
 from headway.store.warc import EarlierCapture, WrittenRecord
+from headway.work.items import FetchedPage
+from headway.work.settle import Settlement
 from tests.store.factory import fetch_result
 
 NOW = 1_700_000_000.0

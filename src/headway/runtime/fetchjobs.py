@@ -34,9 +34,9 @@ from headway.runtime.metrics import Counters
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
 from headway.runtime.stage import Stage
-from headway.runtime.work import FetchedPage, RobotsAnswer, Work
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions, canonicalize, host_key
+from headway.work.items import FetchedPage, RobotsAnswer, Work
 
 log = logging.getLogger(__name__)
 

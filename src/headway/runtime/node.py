@@ -51,9 +51,9 @@ from headway.runtime.summary import (
     peak_rss_mib,
     process_cpu_seconds,
 )
-from headway.runtime.work import FetchedPage, SkippedUrl
 from headway.settings import Settings
 from headway.urls.scope import OptOut
+from headway.work.items import FetchedPage, SkippedUrl
 
 __all__ = ["CrawlSummary", "Node"]
 

@@ -24,10 +24,10 @@ from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.quality import QualityBook
 from headway.runtime.factory import PARSE_BATCH, NodeParts
 from headway.runtime.recrawl import Recrawl
-from headway.runtime.settle import SettleRules, decide
-from headway.runtime.work import FetchedPage, SettleItem, Work
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions
+from headway.work.items import FetchedPage, SettleItem, Work
+from headway.work.settle import SettleRules, decide
 
 #: Seconds the store and settle stages wait for a batch to fill (one write and flush, one
 #: frontier transaction per batch). Longer lingers (50 ms) bought no measurable CPU per

@@ -41,12 +41,12 @@ from headway.policy.revisit import (
     encode,
     prefer_revisits,
 )
-from headway.runtime.settle import Settlement
 from headway.runtime.stats import RecrawlStats
-from headway.runtime.work import FetchedPage, Revisit
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.warc import WrittenRecord, warc_date
+from headway.work.items import FetchedPage, Revisit
+from headway.work.settle import Settlement
 
 log = logging.getLogger(__name__)
 

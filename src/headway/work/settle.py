@@ -9,9 +9,9 @@ from headway.frontier.store import Completion, Settle, UrlEntry
 from headway.policy.outcome import Outcome
 from headway.policy.retry import RETRYABLE, RetryParams, retry_delay
 from headway.policy.revisit import SitemapHint, encode_hint
-from headway.runtime.admission import Admission
-from headway.runtime.work import FetchedPage, RobotsAnswer, SkippedUrl, Work
 from headway.urls.canonical import CanonOptions, canonicalize
+from headway.work.admission import Admission
+from headway.work.items import FetchedPage, RobotsAnswer, SkippedUrl, Work
 
 #: Outcomes that finish a URL: the site answered, even if with a 4xx or a redirect.
 DONE_OUTCOMES = frozenset(

@@ -11,11 +11,11 @@ from headway.frontier.store import LeasedUrl, Settle
 from headway.parse.page import ParsedPage
 from headway.policy.outcome import Outcome, outcome_for_status
 from headway.policy.retry import RetryParams
-from headway.runtime.admission import Admission
-from headway.runtime.settle import SettleRules, decide
-from headway.runtime.work import FetchedPage, RobotsAnswer, SkippedUrl
 from headway.urls.canonical import DEFAULT_OPTIONS
 from headway.urls.scope import Scope
+from headway.work.admission import Admission
+from headway.work.items import FetchedPage, RobotsAnswer, SkippedUrl
+from headway.work.settle import SettleRules, decide
 
 URL = "https://example.org/a"
 
