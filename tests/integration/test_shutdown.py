@@ -14,6 +14,7 @@ import pytest
 
 from headway.frontier.store import UrlState
 from headway.runtime.node import Node
+from headway.runtime.summary import StopReason
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from tests.integration.crashcheck import frontier_urls
 from tests.integration.helpers import (
@@ -94,7 +95,7 @@ async def test_a_stop_lets_pages_waiting_for_a_parser_be_parsed_within_its_grace
             await asyncio.sleep(0.01)
             stage = getattr(node, "parse_stage", None)
             waiting = stage.statistics().depth if stage is not None else 0
-        node.request_stop("interrupted")
+        node.request_stop(StopReason.INTERRUPTED)
         summary = await run
         fetched = {web.url(r.host, r.path) for r in page_requests(web.log)}
     assert summary.stopped_by == "interrupted"

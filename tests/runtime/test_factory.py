@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from headway.cli.status import read_status
 from headway.errors import ConfigError
 from headway.frontier import backends
 from headway.frontier.backends import StoreTarget, backend_for, store_scheme
@@ -14,7 +15,6 @@ from headway.frontier.sqlite import SqliteFrontier
 from headway.runtime import factory as factory_module
 from headway.runtime.crawldir import CrawlDir
 from headway.runtime.factory import build_node_parts, open_frontier
-from headway.runtime.status import read_status
 from headway.runtime.worker import ThreadWorker
 from headway.settings import build_settings
 from tests.frontier.conftest import entry

@@ -3,6 +3,7 @@ settlement carries the next due time, and the counts (no network, fake time)."""
 
 from __future__ import annotations
 
+from headway.cli.progress import progress_text
 from headway.frontier.store import Completion, LeasedUrl, Settle
 from headway.policy.outcome import Outcome
 from headway.policy.revisit import (
@@ -15,7 +16,6 @@ from headway.policy.revisit import (
     encode,
     encode_hint,
 )
-from headway.runtime.progress import progress_text
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.store.warc import EarlierCapture, WrittenRecord

@@ -23,7 +23,7 @@ from headway.settings import Settings
 
 #: Scheme of the ``store`` setting -> module that provides its ``BACKEND``.
 BACKEND_MODULES: dict[str, str] = {
-    "sqlite": "headway.frontier.sqlite_backend",
+    "sqlite": "headway.frontier.sqlite",
     "redis": "headway.frontier.redis",
     "rediss": "headway.frontier.redis",
     "redis+cluster": "headway.frontier.redis",

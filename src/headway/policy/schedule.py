@@ -10,7 +10,7 @@ reads no clock: ``decide(now, waiting)`` returns the next thing to do, and the s
 
 Decisions, in the order they are returned:
 
-- ``Skip`` (settle a leased URL without fetching it) and ``DropHost`` (fail a host's
+- ``SkippedUrl`` (settle a leased URL without fetching it) and ``DropHost`` (fail a host's
   queued URLs): found while deciding about a host.
 - ``FetchRobots`` / ``FetchPage``: a job for one waiting fetch slot; at most ``waiting``
   of them per call.
@@ -60,12 +60,22 @@ class FetchPage:
 
 
 @dataclass(frozen=True, slots=True)
-class Skip:
-    """Settle ``lease`` without a fetch: finished (``requeue_at`` None) or put back."""
+class SkippedUrl:
+    """A leased URL settled without a fetch: failed for good (``requeue_at`` None), or put
+    back untried, not before ``requeue_at``. The scheduler decides it; the store stage
+    carries it on as a work item (``headway.work.items``)."""
 
     lease: LeasedUrl
     note: str
-    requeue_at: float | None
+    requeue_at: float | None = None
+
+    @property
+    def url(self) -> str:
+        return self.lease.url
+
+    @property
+    def depth(self) -> int:
+        return self.lease.depth
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +115,7 @@ class Wait:
 
 
 Job = FetchRobots | FetchPage
-Decision = FetchRobots | FetchPage | Skip | DropHost | LeaseFor | Refill | SaveStates | Wait
+Decision = FetchRobots | FetchPage | SkippedUrl | DropHost | LeaseFor | Refill | SaveStates | Wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +309,7 @@ class ScheduleCore:
         for lease in leases:
             if self._held.count(lease.host) >= asked.get(lease.host, 1):
                 # more than asked for: put back untried
-                self._actions.append(Skip(lease, "requeued", now))
+                self._actions.append(SkippedUrl(lease, "requeued", now))
                 continue
             if lease.host not in self._held:
                 self._fresh.append(lease.host)
@@ -452,7 +462,7 @@ class ScheduleCore:
                 self._final(host, "robots-unreachable")
                 return None
             for url in self._held.pop_all(host):
-                self._actions.append(Skip(url, "robots-unavailable", known.expires_at))
+                self._actions.append(SkippedUrl(url, "robots-unavailable", known.expires_at))
             self._push(host, known.expires_at)
             return None
         if held is None:
@@ -467,7 +477,7 @@ class ScheduleCore:
             return "job"
         self._held.pop(host)
         if not known.allowed(held.url):
-            self._actions.append(Skip(held, "robots-disallowed", None))
+            self._actions.append(SkippedUrl(held, "robots-disallowed", None))
             self._push(host, now)  # its next URL: held, or in the next lease batch
             return None
         retry = held.attempts > 0
@@ -480,7 +490,7 @@ class ScheduleCore:
 
     def _final(self, host: str, reason: str) -> None:
         for url in self._held.pop_all(host):
-            self._actions.append(Skip(url, reason, None))
+            self._actions.append(SkippedUrl(url, reason, None))
         self._actions.append(DropHost(host, reason))
 
     # -- pressure ----------------------------------------------------------------------

@@ -25,12 +25,13 @@ from headway.crashpoints import CrashPoint
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
 from headway.fetch.result import FetchResult, Headers
 from headway.frontier.store import LeasedUrl, UrlEntry
-from headway.parse.handlers import HEAD_BYTES, HandlerRegistry
+from headway.parse.handler import HEAD_BYTES
+from headway.parse.handlers import HandlerRegistry
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.revisit import RevisitState, SitemapHint
 from headway.policy.robots import RobotsKind, RobotsRules, blocked_rules, robots_from_response
-from headway.runtime.metrics import Counters
+from headway.runtime.metrics import Counters, Hostile
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
 from headway.runtime.stage import Stage
@@ -103,7 +104,7 @@ class RobotsFetch:
         now = self._clock()
         if res.outcome is Outcome.BLOCKED_ADDRESS and hops == 0:
             rules = blocked_rules(now, self._settings.politeness.robots_ttl)
-            self._counters.hostile["blocked-host"] += 1
+            self._counters.hostile[Hostile.BLOCKED_HOST] += 1
             hint = " (--allow-loopback or --allow-private to crawl a local test server)"
             local = any(word in str(res.error) for word in ("loopback", "private"))
             log.warning(
@@ -305,7 +306,7 @@ class PageFetch:
             # bounded by their handlers' own size limits)
             if handler == "html" and len(res.body) > keep:
                 res = dataclasses.replace(res, body=res.body[:keep])
-                c.hostile["parse-cut"] += 1
+                c.hostile[Hostile.PARSE_CUT] += 1
             page = FetchedPage(
                 lease, res, retry_after, handler=handler, previous=previous, hint=hint
             )

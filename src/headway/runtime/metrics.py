@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,16 @@ TOP_HOSTS = 20
 SCRAPE_WAIT = 2.0
 
 
+class Hostile(StrEnum):
+    """What a hostile page or server made the crawl cut or refuse (the ``reason`` label of
+    ``headway_hostile_total``)."""
+
+    CREDENTIALS_STRIPPED = "credentials-stripped"  # links whose user:password@ was removed
+    BLOCKED_HOST = "blocked-host"  # a host whose own address the address guard refused
+    LINKS_CUT = "links-cut"  # a page with more links than --max-links
+    PARSE_CUT = "parse-cut"  # a page parsed only up to --max-parsed decoded bytes
+
+
 @dataclass(slots=True)
 class Counters:
     """Running totals of one node's fetching for this run (a resumed crawl starts them
@@ -49,7 +60,7 @@ class Counters:
     robots_fetches: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
-    hostile: Counter[str] = field(default_factory=Counter)
+    hostile: Counter[Hostile] = field(default_factory=Counter)
     _rate_mark: tuple[float, int, int] = (-1.0, 0, 0)
     _rates: tuple[float, float] = (0.0, 0.0)
 
@@ -70,7 +81,7 @@ class Counters:
             retries=self.retries,
             robots_fetches=self.robots_fetches,
             outcomes=dict(self.outcomes),
-            hostile=dict(self.hostile),
+            hostile={str(k): n for k, n in self.hostile.items()},
             in_flight=in_flight,
             pages_per_second=self._rates[0],
             bytes_per_second=self._rates[1],

@@ -28,7 +28,7 @@ from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
 from headway.frontier.redis import RedisFrontier
-from headway.frontier.store import FrontierCounts, LeasedUrl, UrlEntry
+from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
@@ -48,6 +48,7 @@ from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
+    StopReason,
     peak_rss_mib,
     process_cpu_seconds,
 )
@@ -72,7 +73,7 @@ PARSE_GRACE = 5.0
 #: requeued (crawl log) before the node closes.
 RECORD_GRACE = 2.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
-_NATURAL_STOPS = frozenset({"finished", "max-pages"})
+_NATURAL_STOPS = frozenset({StopReason.FINISHED, StopReason.MAX_PAGES})
 
 
 class Node:
@@ -100,7 +101,7 @@ class Node:
         self._use_seeds(self.seeds)
         self.counters = Counters()
         self.token = product_token(settings.identity.user_agent)
-        self._stop_reason: str | None = None
+        self._stop_reason: StopReason | None = None
         self._stopped = asyncio.Event()
         self._robots_in_flight = 0
         self._page_jobs = 0
@@ -138,7 +139,7 @@ class Node:
             self._use_seeds(seeds)
 
     # -- control -----------------------------------------------------------------------
-    def request_stop(self, reason: str) -> None:
+    def request_stop(self, reason: StopReason) -> None:
         if self._stop_reason is None:
             self._stop_reason = reason
             log.info("stopping: %s", reason)
@@ -251,7 +252,7 @@ class Node:
             await self._shutdown()
         counts = await self._close_frontier()
         return CrawlSummary(
-            stopped_by=self._stop_reason or "finished",
+            stopped_by=self._stop_reason or StopReason.FINISHED,
             resumed=resumed,
             seconds=time.monotonic() - self._started,
             cpu_seconds=process_cpu_seconds() - cpu0 + self.pool.cpu_seconds(),
@@ -412,8 +413,8 @@ class Node:
                 self.paths.root,
             )
 
-    async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
-        await self.pipeline.to_store(SkippedUrl(lease, note, requeue_at))
+    async def _on_skip(self, skipped: SkippedUrl) -> None:
+        await self.pipeline.to_store(skipped)
 
     def _quality_gap(self, host: str) -> float:
         return quality_gap(self.quality.quality(host), self.settings.frontier.quality_gap)
@@ -444,15 +445,15 @@ class Node:
         show nothing queued or leased (finished)."""
         s = self.settings.crawl
         if s.max_duration and mono - self._started >= s.max_duration:
-            self.request_stop("max-duration")
+            self.request_stop(StopReason.MAX_DURATION)
         elif s.max_bytes and self.counters.bytes >= s.max_bytes:
-            self.request_stop("max-bytes")
+            self.request_stop(StopReason.MAX_BYTES)
         if not self.idle() or self._counts is None:
             return
         if self._page_jobs >= self._page_budget:
-            self.request_stop("max-pages")
+            self.request_stop(StopReason.MAX_PAGES)
         elif self._counts.queued == 0 and self._counts.leased == 0:
-            self.request_stop("finished")
+            self.request_stop(StopReason.FINISHED)
 
     # -- statistics --------------------------------------------------------------------
     @property

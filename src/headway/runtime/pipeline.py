@@ -23,6 +23,7 @@ from headway.parse.page import ParseTask
 from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.quality import QualityBook
 from headway.runtime.factory import PARSE_BATCH, NodeParts
+from headway.runtime.metrics import Hostile
 from headway.runtime.recrawl import Recrawl
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions
@@ -48,7 +49,7 @@ class Pipeline:
         canon: CanonOptions,
         token: str,
         quality: QualityBook,
-        hostile: Counter[str],
+        hostile: Counter[Hostile],
         clock: Callable[[], float],
         recrawl: Recrawl | None = None,
     ) -> None:
@@ -138,9 +139,9 @@ class Pipeline:
                 else:
                     done = dataclasses.replace(work, result=res, parsed=out)
                     if out.credentials_stripped:
-                        hostile["credentials-stripped"] += out.credentials_stripped
+                        hostile[Hostile.CREDENTIALS_STRIPPED] += out.credentials_stripped
                     if out.hrefs_seen > s.scope.max_links:
-                        hostile["links-cut"] += 1
+                        hostile[Hostile.LINKS_CUT] += 1
                 del work, res
                 await self._parts.store_stage.put(done)
 

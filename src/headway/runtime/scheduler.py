@@ -26,7 +26,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from headway.frontier.store import FrontierStore, LeasedUrl
+from headway.frontier.store import FrontierStore
 from headway.policy import hoststate
 from headway.policy.hoststate import HostState
 from headway.policy.outcome import Outcome
@@ -43,7 +43,7 @@ from headway.policy.schedule import (
     SaveStates,
     ScheduleCore,
     ScheduleParams,
-    Skip,
+    SkippedUrl,
     Wait,
 )
 from headway.runtime.leases import LeaseBook
@@ -63,9 +63,9 @@ PageJob = FetchPage
 LEASE_AHEAD = 4
 LEASE_HORIZON = 4.0
 
-#: Called for a leased URL that is settled without a fetch: (lease, note, retry_at);
-#: retry_at None means the URL is finished (e.g. robots-disallowed), else it is requeued.
-SkipHook = Callable[[LeasedUrl, str, float | None], Awaitable[None]]
+#: Called for a leased URL that is settled without a fetch (``requeue_at`` None: it is
+#: finished, e.g. robots-disallowed; else it is put back untried).
+SkipHook = Callable[[SkippedUrl], Awaitable[None]]
 
 
 class Scheduler:
@@ -241,8 +241,8 @@ class Scheduler:
         if isinstance(d, FetchRobots | FetchPage):
             if not self._hand(d):  # pragma: no cover - decide counts live waiters first
                 raise AssertionError("a job without a waiting slot")
-        elif isinstance(d, Skip):
-            await self._on_skip(d.lease, d.note, d.requeue_at)
+        elif isinstance(d, SkippedUrl):
+            await self._on_skip(d)
         elif isinstance(d, DropHost):
             dropped = await self._worker.call(self._frontier.drop_host, d.host, d.reason)
             log.info(

@@ -1,5 +1,8 @@
-"""The embedded backend as the ``store`` setting finds it (see ``backends.py``): the
-SQLite frontier file inside the node's crawl directory."""
+"""The embedded frontier backend on SQLite (frontier stage, the default): one file inside
+the node's crawl directory. The ``FrontierStore`` implementation (``backend``), its
+admission of new URLs (``admission``), the parking of revisits (``park``) and the schema
+and host rows of one transaction (``rows``). ``BACKEND`` is what
+``headway.frontier.backends`` finds for an empty ``store`` setting."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pathlib import Path
 
 from headway.errors import StoreError
 from headway.frontier.backends import StoreTarget, limits_from_settings
-from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.sqlite.backend import SqliteFrontier
 from headway.frontier.store import SHED_REASONS, FrontierCounts
 
 #: The frontier's file name inside the crawl directory.
@@ -59,3 +62,5 @@ def read_counts(path: Path) -> FrontierCounts:
 
 
 BACKEND = SqliteBackend()
+
+__all__ = ["BACKEND", "FRONTIER_FILE", "SqliteFrontier", "read_counts"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from headway.cli.progress import Progress, fit_fields, progress_text
 from headway.frontier.store import FrontierCounts
-from headway.runtime.progress import Progress, fit_fields, progress_text
 from headway.runtime.stage import StageStats
 from headway.runtime.stats import FetchStats, HostRow, NodeStats, SchedulerStats
 
@@ -122,7 +122,7 @@ async def test_hosts_waiting_for_their_gap_are_seen_at_a_one_second_gap(tmp_path
 
 
 def test_log_lines_print_above_the_live_display_not_into_it() -> None:
-    from headway.cli import _setup_logging
+    from headway.cli.commands import _setup_logging
 
     out = io.StringIO()
     console = Console(file=out, width=80, force_terminal=True)
@@ -141,7 +141,7 @@ def test_log_lines_print_above_the_live_display_not_into_it() -> None:
 
 
 def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFixture[str]) -> None:
-    from headway.runtime.progress import print_summary
+    from headway.cli.progress import print_summary
     from headway.runtime.summary import CrawlSummary
     from headway.settings import build_settings
 

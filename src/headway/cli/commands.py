@@ -1,4 +1,4 @@
-"""The command line: ``headway crawl``, ``headway node``, ``headway status``,
+"""The commands: ``headway crawl``, ``headway node``, ``headway status``,
 ``headway simweb``, ``headway bench``. Every setting of ``headway.settings`` is a flag of
 ``crawl`` and ``node``."""
 
@@ -311,10 +311,10 @@ def _status(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        from headway.runtime.status import print_shared_status
+        from headway.cli.status import print_shared_status
 
         return print_shared_status(args.store, args.crawl_id, as_json=args.json)
-    from headway.runtime.status import print_status
+    from headway.cli.status import print_status
 
     return print_status(args.out, as_json=args.json, store=args.store, crawl_id=args.crawl_id)
 
@@ -387,15 +387,17 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     except ImportError:  # pragma: no cover - uvloop is a dependency; plain asyncio works
         runner = asyncio.run
     summary = runner(_run_node(settings, seeds, optout))
-    from headway.runtime.progress import print_summary
+    from headway.cli.progress import print_summary
+    from headway.runtime.summary import StopReason
 
     print_summary(summary, settings, quiet=settings.output.quiet)
-    return 130 if summary.stopped_by == "interrupted" else 0
+    return 130 if summary.stopped_by is StopReason.INTERRUPTED else 0
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
+    from headway.cli.progress import Progress
     from headway.runtime.node import Node
-    from headway.runtime.progress import Progress
+    from headway.runtime.summary import StopReason
 
     progress = Progress(enabled=not settings.output.quiet)
     every = progress.interval  # the monitor builds readings only for a display
@@ -409,7 +411,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
         interrupts += 1
         if interrupts == 1:
             log.warning("stopping: finishing what was fetched (Ctrl-C again to quit now)")
-            node.request_stop("interrupted")
+            node.request_stop(StopReason.INTERRUPTED)
         else:
             os._exit(130)
 
@@ -457,7 +459,3 @@ def _bench(args: argparse.Namespace) -> int:
     for line in report_lines(run_bench(cases)):
         print(line, flush=True)
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
