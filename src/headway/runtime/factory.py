@@ -23,10 +23,10 @@ from pathlib import Path
 
 from headway.errors import ConfigError, CrawlDirError, HeadwayError
 from headway.fetch.client import FetchConfig, tls_context
-from headway.frontier.backends import StoreTarget, backend_for
+from headway.frontier.backends import backend_for
 from headway.frontier.store import FrontierStore
 from headway.policy.robots import RobotsCache
-from headway.runtime.components import fetch_config, host_limit_params
+from headway.runtime.components import fetch_config, host_limit_params, store_target
 from headway.runtime.crawldir import CrawlDir, CrawlPaths
 from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
@@ -103,7 +103,7 @@ async def open_frontier(
 ) -> FrontierStore:
     """The frontier the ``store`` setting names, opened for ``node_id`` on ``fw``."""
     backend = backend_for(settings.frontier.store)  # ConfigError when not available
-    target = StoreTarget(settings.frontier.store, crawl_dir, node_id, settings)
+    target = store_target(settings, crawl_dir, node_id)
     try:
         return await fw.call(backend.open, target)
     except HeadwayError:

@@ -27,8 +27,7 @@ from collections.abc import Callable, Sequence
 from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
-from headway.frontier.redis import RedisFrontier
-from headway.frontier.store import FrontierCounts, UrlEntry
+from headway.frontier.store import FrontierCounts, SharedCrawl, UrlEntry
 from headway.parse.handlers import load_handlers
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
@@ -111,7 +110,7 @@ class Node:
         self._monitoring = False  # the stages are built: statistics can be read
         self.requeued_at_stop = 0  # fetched pages a stop put back unparsed (summary)
         self._fetcher: Fetcher | None = None  # while the pipeline runs
-        self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
+        self._shared: SharedCrawl | None = None  # the shared store, in a shared crawl
 
     def _use_seeds(self, seeds: list[str]) -> None:
         """Scope, admission and settle rules for the crawl's seeds."""
@@ -123,8 +122,8 @@ class Node:
 
     async def _shared_seeds(self) -> None:
         """In a shared crawl, use the crawl's stored seeds (``seeding.py``)."""
-        shared = self.frontier
-        if not isinstance(shared, RedisFrontier):
+        shared = self.frontier.shared()
+        if shared is None:
             return
         self._shared = shared
         seeds = await shared_seeds(
@@ -424,7 +423,7 @@ class Node:
         return self._paused_for_quota
 
     @property
-    def shared_store(self) -> RedisFrontier | None:
+    def shared_store(self) -> SharedCrawl | None:
         """The shared store of a shared crawl (None: the embedded frontier)."""
         return self._shared
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 
 from headway.errors import ConfigError
-from headway.frontier.redis import RedisFrontier
+from headway.frontier.store import SharedCrawl
 from headway.policy.quality import QualityBook
 from headway.runtime.components import retry_params
 from headway.runtime.worker import ThreadWorker
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 async def shared_seeds(
-    shared: RedisFrontier,
+    shared: SharedCrawl,
     fw: ThreadWorker,
     crawl: str,
     seeds: Sequence[str],

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from headway.errors import StoreError
-from headway.frontier.backends import StoreTarget, limits_from_settings
+from headway.frontier.backends import StoreTarget
 from headway.frontier.sqlite.backend import SqliteFrontier
 from headway.frontier.store import SHED_REASONS, FrontierCounts
 
@@ -21,13 +21,15 @@ FRONTIER_FILE = "frontier.sqlite3"
 class SqliteBackend:
     """Opens the crawl directory's frontier file; reads its totals read-only."""
 
+    def check(self, store: str) -> None:
+        """Nothing to check: the embedded store is named by an empty ``store``."""
+
     def open(self, target: StoreTarget) -> SqliteFrontier:
-        f = target.settings.frontier
         return SqliteFrontier(
             target.crawl_dir / FRONTIER_FILE,
-            limits_from_settings(target.settings),
+            target.limits,
             node_id=target.node_id,
-            cache_size_kib=f.frontier_cache_mib * 1024,
+            cache_size_kib=target.cache_mib * 1024,
         )
 
     def read_counts(self, target: StoreTarget) -> FrontierCounts | None:

@@ -451,6 +451,9 @@ class SqliteFrontier:
         with self._tx() as tx:
             tx.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
+    def shared(self) -> None:
+        return None  # one node's own frontier
+
     def close(self) -> None:
         if self._conn is not None:
             if hasattr(self, "_bloom_path"):
