@@ -68,7 +68,7 @@ class NodeParts:
     exporter: PrometheusExporter | None
     page_budget: float  # page fetches this run may still make (--max-pages)
     fetch_config: FetchConfig
-    recrawl: Recrawl | None = None  # with --recrawl
+    recrawl: Recrawl  # NoRecrawl without --recrawl
 
 
 def check_inputs(settings: Settings) -> FetchConfig:
@@ -152,11 +152,7 @@ async def build_node_parts(
             s,
             find_payloads=find_payloads,
             put_payloads=put_payloads,
-            plan_revisit=(
-                (lambda work, rec: recrawl.plan(work, rec, clock()))
-                if recrawl is not None
-                else None
-            ),
+            plan_revisit=lambda work, rec: recrawl.plan(work, rec, clock()),
         )
         await store.open()
         stack.push_async_callback(store.close)
@@ -189,7 +185,7 @@ async def build_node_parts(
             page_budget=page_budget,
             extra_gap=extra_gap,
             leases=LeaseBook(),
-            revisits_first=recrawl.revisits_first if recrawl is not None else None,
+            revisits_first=recrawl.revisits_first,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()

@@ -23,13 +23,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
-from headway.fetch.result import FetchResult, Headers
+from headway.fetch.result import FetchResult
 from headway.frontier.store import LeasedUrl, UrlEntry
 from headway.parse.handler import HEAD_BYTES
 from headway.parse.handlers import HandlerRegistry
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
-from headway.policy.revisit import RevisitState, SitemapHint
 from headway.policy.robots import RobotsKind, RobotsRules, blocked_rules, robots_from_response
 from headway.runtime.metrics import Counters, Hostile
 from headway.runtime.recrawl import Recrawl
@@ -241,7 +240,7 @@ class PageFetch:
         parse_stage: Stage[FetchedPage],
         store_stage: Stage[Work],
         on_quota: Callable[[str], None],
-        recrawl: Recrawl | None = None,
+        recrawl: Recrawl,
     ) -> None:
         self._fetcher = fetcher
         self._scheduler = scheduler
@@ -266,11 +265,8 @@ class PageFetch:
         page limits and read by the handler its media type selects."""
         lease = job.lease
         crashpoints.reached(CrashPoint.LEASED)
-        previous: RevisitState | None = None
-        hint: SitemapHint | None = None
-        conditional: Headers = ()
-        if self._recrawl is not None:  # a revisit asks with the stored validators
-            previous, hint, conditional = self._recrawl.request(lease)
+        # a revisit asks with the stored validators
+        previous, hint, conditional = self._recrawl.request(lease)
         if lease.handler is not None:
             async with self._documents:  # each may hold --max-document-bytes twice
                 res = await self._fetcher.fetch_document(lease.url, conditional)

@@ -41,7 +41,6 @@ from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.metrics import Counters
 from headway.runtime.monitor import Monitor
 from headway.runtime.pipeline import Pipeline
-from headway.runtime.recrawl import park_or_unpark
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
@@ -209,7 +208,7 @@ class Node:
         if released:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
         crashpoints.reached(CrashPoint.LEASES_RELEASED)
-        await park_or_unpark(self.fw, self.frontier, self.recrawl)
+        await self.fw.call(self.recrawl.prepare, self.frontier)
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
@@ -265,7 +264,7 @@ class Node:
             warc_files=self.store.files,
             admission_rejected=dict(self.admission.rejected),
             peak_rss_mib=peak_rss_mib(),
-            recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
+            recrawl=self.recrawl.statistics(),
             requeued_at_stop=self.requeued_at_stop,
         )
 
@@ -483,6 +482,6 @@ class Node:
             scheduler=self.scheduler.statistics(),
             store=self.store.statistics(),
             leases=self.leases.statistics(),
-            recrawl=self.recrawl.statistics() if self.recrawl is not None else RecrawlStats(),
+            recrawl=self.recrawl.statistics() or RecrawlStats(),
             software=f"headway/{__version__}",
         )

@@ -28,7 +28,7 @@ from headway.runtime.recrawl import Recrawl
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions
 from headway.work.items import FetchedPage, SettleItem, Work
-from headway.work.settle import SettleRules, decide
+from headway.work.settle import SettleRules, end_of, settle
 
 #: Seconds the store and settle stages wait for a batch to fill (one write and flush, one
 #: frontier transaction per batch). Longer lingers (50 ms) bought no measurable CPU per
@@ -51,7 +51,7 @@ class Pipeline:
         quality: QualityBook,
         hostile: Counter[Hostile],
         clock: Callable[[], float],
-        recrawl: Recrawl | None = None,
+        recrawl: Recrawl,
     ) -> None:
         self._parts = parts
         self._settings = settings
@@ -151,26 +151,19 @@ class Pipeline:
             batch = await self._parts.store_stage.get_batch(64, linger=STORE_LINGER)
             now = self._clock()
             batch = [self._judge(work) for work in batch]
-            settlements = [
-                decide(
-                    work,
-                    now,
-                    self.rules,
-                    quota_paused=self._parts.scheduler.paused,
-                    rand=random.random(),
-                )
+            paused = self._parts.scheduler.paused
+            endings = [
+                end_of(work, now, self.rules, quota_paused=paused, rand=random.random())
                 for work in batch
             ]
-            # the crawl log says what the settlement says; the writer plans revisits
-            plans = await self._parts.store.write(batch, [st.note for st in settlements])
-            for work, settlement, plan in zip(batch, settlements, plans, strict=True):
-                if (
-                    settlement.completion is not None
-                    and self._recrawl is not None
-                    and isinstance(work, FetchedPage)
-                ):
-                    # a page answered 200 or 304 is due again after its interval
-                    settlement = self._recrawl.settle(settlement, work, plan)
+            # the crawl log says how each item ends; the writer plans revisits (recrawl)
+            plans = await self._parts.store.write(batch, [e.note for e in endings])
+            for work, ending, plan in zip(batch, endings, plans, strict=True):
+                # one settlement: a page answered 200 or 304 is due again after its
+                # interval (recrawl), its links are admitted
+                settlement = settle(work, ending, self.rules, now=now, revisit=plan)
+                if isinstance(work, FetchedPage):
+                    self._recrawl.settled(settlement, work)
                 if settlement.completion is None and settlement.discovered:
                     # a robots.txt answer naming sitemaps: they are admitted by settling
                     await self._parts.settle_stage.put(SettleItem(None, settlement.discovered))

@@ -90,7 +90,7 @@ class Scheduler:
         page_budget: float = math.inf,
         extra_gap: Callable[[str], float] | None = None,
         leases: LeaseBook | None = None,
-        revisits_first: Callable[[], bool] | None = None,
+        revisits_first: Callable[[], bool | None] = lambda: None,
         lease_ahead: int = LEASE_AHEAD,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
@@ -249,7 +249,7 @@ class Scheduler:
                 "host %s dropped (%s): %d queued URLs marked failed", d.host, d.reason, dropped
             )
         elif isinstance(d, LeaseFor):
-            first = self._revisits_first() if self._revisits_first is not None else None
+            first = self._revisits_first()
             leased = await self._worker.call(
                 self._frontier.lease_many,
                 list(d.wants),
