@@ -1,14 +1,28 @@
-"""The monitor builds a statistics reading only when a reader is due."""
+"""The monitor: each periodic duty alone on fake time, and in a crawl, a statistics
+reading built only when a reader is due."""
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 from pathlib import Path
 
 import pytest
 
-from headway.runtime.monitor import TICK, Due
+from headway.errors import StoreError
+from headway.frontier.store import FrontierCounts
+from headway.runtime.monitor import (
+    COUNTS_EVERY,
+    TICK,
+    Due,
+    LeaseSweep,
+    MemoryTarget,
+    Monitor,
+    QuotaResume,
+    Readings,
+    StoreRestarts,
+)
 from headway.runtime.stats import NodeStats
 
 
@@ -58,6 +72,189 @@ async def test_readings_only_for_their_readers(tmp_path: Path) -> None:
     assert 2 <= len(written) <= summary.seconds / 2 + 2, len(written)
     # every reading built went to a reader: on_stats or the file (the final line is
     # built by the stop, not by the monitor)
-    assert monitor.readings <= len(readings) + len(written) - 1
-    assert monitor.readings < ticks / 2, (monitor.readings, ticks)
+    assert monitor.readings.built <= len(readings) + len(written) - 1
+    assert monitor.readings.built < ticks / 2, (monitor.readings.built, ticks)
     assert readings[-1].frontier is not None
+
+
+# -- each duty alone, on fake time -----------------------------------------------------
+
+
+def _counts(queued: int = 0) -> FrontierCounts:
+    return FrontierCounts(queued, 0, 0, 0, queued, 0, {})
+
+
+async def test_counts_are_read_when_a_reading_is_due_when_idle_and_every_second() -> None:
+    reads: list[float] = []
+    got: list[FrontierCounts] = []
+    delivered: list[tuple[str, NodeStats]] = []
+    idle = False
+    mono = 0.0
+
+    async def read_counts() -> FrontierCounts:
+        reads.append(mono)
+        return _counts(len(reads))
+
+    readings = Readings(
+        read_counts=read_counts,
+        use_counts=got.append,
+        idle=lambda: idle,
+        statistics=lambda: NodeStats(time=mono),
+        readers=[
+            (Due(1.0, 0.0), lambda st: delivered.append(("display", st))),
+            (Due(2.0, 0.0, first=0.0), lambda st: delivered.append(("file", st))),
+        ],
+        now=0.0,
+    )
+
+    async def tick(at: float) -> None:
+        nonlocal mono
+        mono = at
+        await readings.tick(at)
+
+    for at in (0.0, 0.25, 0.5):  # the file is due at once, then nothing for a while
+        await tick(at)
+    assert [(who, st.time) for who, st in delivered] == [("file", 0.0)]
+    assert reads == [0.0] and readings.built == 1
+    idle = True  # an idle node reads the counts every tick (the crawl may be over)
+    await tick(0.75)
+    assert reads == [0.0, 0.75] and readings.built == 1
+    idle = False
+    await tick(1.0)  # the display is due: one reading for it alone
+    assert [(who, st.time) for who, st in delivered][1:] == [("display", 1.0)]
+    await tick(1.5)  # busy, nothing due, the counts were read 0.5 s ago
+    assert reads == [0.0, 0.75, 1.0]
+    await tick(2.0)  # both due: one reading, delivered to both in order
+    assert [(who, st.time) for who, st in delivered][2:] == [("display", 2.0), ("file", 2.0)]
+    assert readings.built == 3 and reads[-1] == 2.0
+    await tick(2.25)
+    await tick(2.5)
+    assert reads[-1] == 2.0  # busy and read less than COUNTS_EVERY ago
+    await tick(2.0 + COUNTS_EVERY)
+    assert reads[-1] == 2.0 + COUNTS_EVERY
+    assert [c.queued for c in got] == list(range(1, len(reads) + 1))
+
+
+class _Store:
+    store_url = "redis://127.0.0.1:1/0"
+
+    def __init__(self) -> None:
+        self.server_restarts = 0
+
+
+async def test_a_store_restart_offers_the_seeds_again_once() -> None:
+    store = _Store()
+    offered: list[int] = []
+
+    async def seeds_stored() -> bool:
+        return True
+
+    async def offer_again() -> None:
+        offered.append(store.server_restarts)
+
+    duty = StoreRestarts(
+        store,  # type: ignore[arg-type]
+        seeds_stored=seeds_stored,
+        offer_again=offer_again,
+        crawl_id="c1",
+    )
+    await duty.tick(0.0)
+    assert offered == []
+    store.server_restarts = 1
+    await duty.tick(0.25)
+    await duty.tick(0.5)
+    assert offered == [1]
+    store.server_restarts = 3
+    await duty.tick(0.75)
+    assert offered == [1, 3]
+
+
+async def test_a_store_restarted_without_the_crawl_ends_the_node() -> None:
+    store = _Store()
+    offered: list[int] = []
+
+    async def seeds_stored() -> bool:
+        return False
+
+    async def offer_again() -> None:
+        offered.append(1)
+
+    duty = StoreRestarts(
+        store,  # type: ignore[arg-type]
+        seeds_stored=seeds_stored,
+        offer_again=offer_again,
+        crawl_id="c1",
+    )
+    store.server_restarts = 1
+    with pytest.raises(StoreError, match=r"restarted without crawl 'c1'.*--appendonly yes"):
+        await duty.tick(0.25)
+    assert offered == []  # nothing is offered to a store that lost the crawl
+
+
+async def test_a_resume_file_ends_a_quota_pause_only(tmp_path: Path) -> None:
+    resume_file = tmp_path / "resume"
+    paused = False
+    resumed: list[bool] = []
+    duty = QuotaResume(resume_file, paused=lambda: paused, resume=lambda: resumed.append(True))
+    resume_file.touch()
+    await duty.tick(0.0)
+    assert resumed == [] and resume_file.exists()  # not paused: the file is left alone
+    paused = True
+    await duty.tick(0.25)
+    assert resumed == [True] and not resume_file.exists()
+    await duty.tick(0.5)
+    assert resumed == [True]
+
+
+async def test_expired_leases_are_swept_every_interval_and_wake_the_scheduler() -> None:
+    swept: list[float] = []
+    woken: list[float] = []
+    found = iter([3, 0])
+    mono = 0.0
+
+    async def reclaim(at: float) -> int:
+        swept.append(at)
+        return next(found)
+
+    duty = LeaseSweep(
+        2.0, reclaim=reclaim, wake=lambda: woken.append(mono), now=0.0, clock=lambda: 1e9 + mono
+    )
+    for mono in (0.25, 1.0, 1.75, 2.0, 3.0, 4.5):
+        await duty.tick(mono)
+    assert swept == [1e9 + 2.0, 1e9 + 4.5]  # with the wall-clock time
+    assert woken == [2.0]  # only when leases came back
+
+
+async def test_memory_over_its_target_sheds_and_warns_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rss = iter([300.0, 300.0, 300.0, 100.0, 300.0])
+    depths = iter([2, 0, 0, 1, 0])
+    calls: list[bool] = []
+
+    def shed(over: bool) -> int | None:
+        calls.append(over)
+        return next(depths)
+
+    duty = MemoryTarget(200, shed=shed, rss_mib=lambda: next(rss))
+    with caplog.at_level(logging.WARNING, logger="headway.runtime.monitor"):
+        for mono in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0):  # 0.5: less than a second later
+            await duty.tick(mono)
+    assert calls == [True, True, True, False, True]
+    assert duty.warned
+    assert len([r for r in caplog.records if "memory-target-mib 200" in r.message]) == 1
+
+
+async def test_the_monitor_runs_its_duties_in_order_then_the_end_check() -> None:
+    seen: list[tuple[str, float]] = []
+
+    class Note:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def tick(self, mono: float) -> None:
+            seen.append((self.name, mono))
+
+    monitor = Monitor([Note("a"), Note("b")], lambda mono: seen.append(("end", mono)))
+    await monitor.tick(7.0)
+    assert seen == [("a", 7.0), ("b", 7.0), ("end", 7.0)]

@@ -1,16 +1,28 @@
-"""The node's monitor: stop checks, lease sweep, quota resume file, memory target, and
-statistics readings built only when something reads them.
+"""The node's monitor: small periodic duties run every ``TICK`` seconds beside the stages,
+then the node's end check.
 
-A statistics reading (``Node.statistics()``, about 0.7 ms) and a read of the frontier's
-counts (a trip to the frontier thread) are paid per wake-up, not per page, so at the
-politeness gap, where pages arrive slowly, they weigh on every page. The monitor wakes
-every ``TICK`` seconds for its checks but builds a reading only when one is due for a
-reader: the ``on_stats`` callback every ``stats_interval`` seconds, ``metrics.jsonl``
-every ``metrics_interval``, the shared crawl's heartbeat record every ``PUBLISH_EVERY``.
-The Prometheus endpoint builds its own reading on each scrape (``PrometheusExporter``).
-The frontier's counts are read when a reading is due, whenever the node is idle (the
-crawl may have finished: that needs a fresh count of queued and leased URLs), and at
-least every ``COUNTS_EVERY`` seconds otherwise (``Node.last_stats`` shows them).
+Each duty is its own value with a ``tick(mono)`` and takes only what it uses (plain
+callables, a path), so each is tested alone on fake time:
+
+- ``Readings``: the frontier's counts and statistics readings, built only when something
+  reads them. A reading (``Node.statistics()``, about 0.7 ms) and a read of the counts (a
+  trip to the frontier thread) are paid per wake-up, not per page, so at the politeness
+  gap, where pages arrive slowly, they weigh on every page. A reading is built when one is
+  due for a reader: the ``on_stats`` callback every ``stats_interval`` seconds,
+  ``metrics.jsonl`` every ``metrics_interval``, the shared crawl's heartbeat record every
+  ``PUBLISH_EVERY`` (the Prometheus endpoint builds its own on each scrape). The counts
+  are read when a reading is due, whenever the node is idle (the crawl may have finished:
+  that needs a fresh count of queued and leased URLs), and at least every
+  ``COUNTS_EVERY`` seconds otherwise.
+- ``StoreRestarts``: after a restart of a shared store, recently admitted links and the
+  seeds are offered again (the store may have lost its last second of admissions); a
+  store that lost the whole crawl (its seeds are gone) ends the node.
+- ``QuotaResume``: a ``resume`` file in the crawl directory ends a quota pause.
+- ``LeaseSweep``: expired leases (of a node that died) go back to the queue.
+- ``MemoryTarget``: over ``--memory-target-mib`` admission sheds the deepest new links.
+
+``monitor_for`` builds the duties of one node from its parts (``NodeParts``) and the
+narrow view of the node they steer (``Watched``); the monitor never sees the node.
 """
 
 from __future__ import annotations
@@ -19,16 +31,17 @@ import asyncio
 import logging
 import math
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Protocol
 
 from headway.errors import StoreError
+from headway.frontier.store import FrontierCounts, SharedCrawl
+from headway.runtime.factory import NodeParts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import current_rss_mib
-
-if TYPE_CHECKING:
-    from headway.runtime.node import Node
-    from headway.settings import Settings
+from headway.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +51,8 @@ TICK = 0.25
 COUNTS_EVERY = 1.0
 #: Seconds between two statistics records for the shared crawl's heartbeat.
 PUBLISH_EVERY = 1.0
+#: Seconds between two checks of the node's memory against its target.
+MEMORY_EVERY = 1.0
 
 
 class Due:
@@ -58,99 +73,298 @@ class Due:
         return True
 
 
-class Monitor:
-    """Runs beside the node's stages (``run`` until cancelled)."""
+class Duty(Protocol):
+    async def tick(self, mono: float) -> None:
+        """Do what is due at ``mono`` (monotonic seconds)."""
+        ...
 
-    def __init__(self, node: Node, stats_interval: float | None) -> None:
-        self._node = node
-        s = node.settings
-        now = time.monotonic()
-        self._stats = Due(stats_interval if node.on_stats is not None else None, now)
-        self._metrics = Due(s.runtime.metrics_interval, now, first=now)
-        shared = node.shared_store
-        self._publish = Due(PUBLISH_EVERY if shared is not None else None, now, first=now)
+
+class Watched(Protocol):
+    """What the monitor reads of its node and steers."""
+
+    def statistics(self) -> NodeStats:
+        """A statistics reading built now."""
+        ...
+
+    def idle(self) -> bool:
+        """Nothing fetched is still in the node."""
+        ...
+
+    def use_counts(self, counts: FrontierCounts) -> None:
+        """The frontier's counts as just read."""
+        ...
+
+    def check_end(self, mono: float) -> None:
+        """Stop when a limit is reached or the crawl is finished."""
+        ...
+
+    async def offer_seeds_again(self) -> None:
+        """Forget the recently admitted links and offer the seeds to the frontier again."""
+        ...
+
+    @property
+    def paused_for_quota(self) -> bool: ...
+
+    def resume_quota(self) -> None: ...
+
+    def shed_for_memory(self, over_target: bool) -> int | None:
+        """Adjust admission to the memory target; the depth past which links are shed
+        now (None: none)."""
+        ...
+
+
+class Readings:
+    """The frontier's counts and the statistics readings of one node (module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        read_counts: Callable[[], Awaitable[FrontierCounts]],
+        use_counts: Callable[[FrontierCounts], None],
+        idle: Callable[[], bool],
+        statistics: Callable[[], NodeStats],
+        readers: Sequence[tuple[Due, Callable[[NodeStats], None]]],
+        now: float,
+    ) -> None:
+        self._read_counts = read_counts
+        self._use_counts = use_counts
+        self._idle = idle
+        self._statistics = statistics
+        self._readers = readers
+        self._last_counts = now
         self.counts_read = 0  # reads of the frontier's counts
-        self.readings = 0  # statistics readings built
+        self.built = 0  # statistics readings built
+
+    async def tick(self, mono: float) -> None:
+        due = [deliver for when, deliver in self._readers if when.check(mono)]
+        if due or self._idle() or mono - self._last_counts >= COUNTS_EVERY:
+            self._last_counts = mono
+            self.counts_read += 1
+            self._use_counts(await self._read_counts())
+        if due:
+            self.built += 1
+            stats = self._statistics()
+            for deliver in due:
+                deliver(stats)
+
+
+class StoreRestarts:
+    """Offers recent links and the seeds again after a shared store restarted; ends the
+    node (``StoreError``) when the restarted store no longer holds the crawl."""
+
+    def __init__(
+        self,
+        shared: SharedCrawl,
+        *,
+        seeds_stored: Callable[[], Awaitable[bool]],
+        offer_again: Callable[[], Awaitable[None]],
+        crawl_id: str | None,
+    ) -> None:
+        self._shared = shared
+        self._seeds_stored = seeds_stored
+        self._offer_again = offer_again
+        self._crawl_id = crawl_id
+        self._restarts = shared.server_restarts
+
+    async def tick(self, mono: float) -> None:
+        restarts = self._shared.server_restarts
+        if restarts == self._restarts:
+            return
+        # the store may have lost its last second of admissions: offer links and seeds
+        # to it again instead of skipping them as recently admitted
+        self._restarts = restarts
+        if not await self._seeds_stored():
+            raise StoreError(crawl_lost_message(self._shared.store_url, self._crawl_id))
+        await self._offer_again()
+        log.warning("the store restarted: recently admitted links are offered again")
+
+
+class QuotaResume:
+    """Ends a quota pause when the operator creates ``resume_file`` (it is removed)."""
+
+    def __init__(
+        self, resume_file: Path, *, paused: Callable[[], bool], resume: Callable[[], None]
+    ) -> None:
+        self._file = resume_file
+        self._paused = paused
+        self._resume = resume
+
+    async def tick(self, mono: float) -> None:
+        if self._paused() and self._file.exists():
+            self._file.unlink(missing_ok=True)
+            self._resume()
+
+
+class LeaseSweep:
+    """Every ``every`` seconds, expired leases go back to the queue (``reclaim`` with the
+    wall-clock time) and the scheduler is woken when there were any."""
+
+    def __init__(
+        self,
+        every: float,
+        *,
+        reclaim: Callable[[float], Awaitable[int]],
+        wake: Callable[[], None],
+        now: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._every = every
+        self._reclaim = reclaim
+        self._wake = wake
+        self._clock = clock
+        self._last = now
+
+    async def tick(self, mono: float) -> None:
+        if mono - self._last < self._every:
+            return
+        # leases of a node that died (here: an earlier run cut short without its own
+        # start-up recovery) come back once they expire
+        self._last = mono
+        reclaimed = await self._reclaim(self._clock())
+        if reclaimed:
+            log.info("%d expired leases returned to the queue", reclaimed)
+            self._wake()
+
+
+class MemoryTarget:
+    """About once a second, tells admission whether the node's memory is over
+    ``target_mib``; warns once when even shedding every new link does not bring it
+    under."""
+
+    def __init__(
+        self,
+        target_mib: int,
+        *,
+        shed: Callable[[bool], int | None],
+        rss_mib: Callable[[], float] = current_rss_mib,
+    ) -> None:
+        self._target = target_mib
+        self._shed = shed
+        self._rss_mib = rss_mib
+        self._last = -math.inf
+        self.warned = False  # the memory target is below what the node needs
+
+    async def tick(self, mono: float) -> None:
+        if mono - self._last < MEMORY_EVERY:
+            return
+        self._last = mono
+        rss = self._rss_mib()
+        if self._shed(rss > self._target) == 0 and not self.warned:
+            self.warned = True
+            log.warning(
+                "the node's memory (%.0f MiB) is over --memory-target-mib %d even "
+                "with every new link shed: only seeds are crawled until it falls; "
+                "the node itself needs about 100 MiB, so set the target above that",
+                rss,
+                self._target,
+            )
+
+
+class Monitor:
+    """Runs its duties every ``TICK`` seconds, then the end check (``run`` until
+    cancelled)."""
+
+    def __init__(
+        self,
+        duties: Sequence[Duty],
+        check_end: Callable[[float], None],
+        *,
+        readings: Readings | None = None,
+    ) -> None:
+        self.duties = tuple(duties)
+        self._check_end = check_end
+        self.readings = readings  # the statistics duty, among ``duties``
+
+    async def tick(self, mono: float) -> None:
+        for duty in self.duties:
+            await duty.tick(mono)
+        self._check_end(mono)
 
     async def run(self) -> None:
-        node = self._node
-        s = node.settings
-        last_memory_check = 0.0
-        warned_memory = False  # the memory target is below what the node needs
-        last_sweep = last_counts = time.monotonic()
-        lease_seconds = lease_seconds_of(s)
-        resume_file = node.paths.root / "resume"
-        restarts = 0
-        shared = node.shared_store
         while True:
             await asyncio.sleep(TICK)
-            mono = time.monotonic()
-            to_stats = self._stats.check(mono)
-            to_metrics = self._metrics.check(mono)
-            to_publish = self._publish.check(mono)
-            reading = to_stats or to_metrics or to_publish
-            if reading or node.idle() or mono - last_counts >= COUNTS_EVERY:
-                last_counts = mono
-                self.counts_read += 1
-                node.use_counts(await node.fw.call(node.frontier.counts))
-            if reading:
-                self.readings += 1
-                stats = node.statistics()
-                self._deliver(stats, to_stats=to_stats, to_metrics=to_metrics)
-                if to_publish and shared is not None:
-                    shared.publish(stats.to_json())
-            if shared is not None and shared.server_restarts != restarts:
-                # the store may have lost its last second of admissions: offer links
-                # and seeds to it again instead of skipping them as recently admitted
-                restarts = shared.server_restarts
-                if await node.fw.call(shared.get_meta, "seeds") is None:
-                    raise StoreError(crawl_lost_message(shared.store_url, s))
-                node.admission.forget_recent()
-                entries = node.admission.admit(node.seeds, 0, None)
-                await node.fw.call(node.frontier.add, entries, node.clock())
-                log.warning("the store restarted: recently admitted links are offered again")
-            if node.paused_for_quota and resume_file.exists():
-                resume_file.unlink(missing_ok=True)
-                node.resume_quota()
-            if mono - last_sweep >= lease_seconds / 4:
-                # leases of a node that died (here: an earlier run cut short without its
-                # own start-up recovery) come back once they expire
-                last_sweep = mono
-                reclaimed = await node.fw.call(node.frontier.reclaim_expired, time.time())
-                if reclaimed:
-                    log.info("%d expired leases returned to the queue", reclaimed)
-                    node.scheduler.wake()
-            if s.frontier.memory_target_mib and mono - last_memory_check >= 1.0:
-                last_memory_check = mono
-                rss = current_rss_mib()
-                node.admission.adjust_for_memory(
-                    rss > s.frontier.memory_target_mib, s.scope.max_depth
-                )
-                if node.admission.shed_depth == 0 and not warned_memory:
-                    warned_memory = True
-                    log.warning(
-                        "the node's memory (%.0f MiB) is over --memory-target-mib %d even "
-                        "with every new link shed: only seeds are crawled until it falls; "
-                        "the node itself needs about 100 MiB, so set the target above that",
-                        rss,
-                        s.frontier.memory_target_mib,
-                    )
-            node.check_end(mono)
-
-    def _deliver(self, stats: NodeStats, *, to_stats: bool, to_metrics: bool) -> None:
-        node = self._node
-        if to_stats and node.on_stats is not None:
-            node.on_stats(stats)
-        if to_metrics:
-            node.metrics_file.write(stats)
+            await self.tick(time.monotonic())
 
 
-def crawl_lost_message(store_url: str, settings: Settings) -> str:
+def monitor_for(
+    parts: NodeParts,
+    node: Watched,
+    settings: Settings,
+    *,
+    on_stats: Callable[[NodeStats], None] | None,
+    stats_interval: float | None,
+) -> Monitor:
+    """The monitor of a node with ``parts``: its duties in the order they run."""
+    now = time.monotonic()
+    fw, frontier = parts.fw, parts.frontier
+    shared = frontier.shared()
+    readers: list[tuple[Due, Callable[[NodeStats], None]]] = []
+    if on_stats is not None and stats_interval is not None:
+        readers.append((Due(stats_interval, now), on_stats))
+    readers.append(
+        (Due(settings.runtime.metrics_interval, now, first=now), parts.metrics_file.write)
+    )
+    if shared is not None:
+        publish = shared.publish
+
+        def to_shared(stats: NodeStats) -> None:
+            publish(stats.to_json())
+
+        readers.append((Due(PUBLISH_EVERY, now, first=now), to_shared))
+
+    async def read_counts() -> FrontierCounts:
+        counts: FrontierCounts = await fw.call(frontier.counts)
+        return counts
+
+    async def reclaim(at: float) -> int:
+        reclaimed: int = await fw.call(frontier.reclaim_expired, at)
+        return reclaimed
+
+    readings = Readings(
+        read_counts=read_counts,
+        use_counts=node.use_counts,
+        idle=node.idle,
+        statistics=node.statistics,
+        readers=readers,
+        now=now,
+    )
+    duties: list[Duty] = [readings]
+    if shared is not None:
+        get_meta = shared.get_meta
+
+        async def seeds_stored() -> bool:
+            return await fw.call(get_meta, "seeds") is not None
+
+        duties.append(
+            StoreRestarts(
+                shared,
+                seeds_stored=seeds_stored,
+                offer_again=node.offer_seeds_again,
+                crawl_id=settings.distributed.crawl_id,
+            )
+        )
+    duties.append(
+        QuotaResume(
+            parts.paths.root / "resume",
+            paused=lambda: node.paused_for_quota,
+            resume=node.resume_quota,
+        )
+    )
+    duties.append(
+        LeaseSweep(
+            lease_seconds_of(settings) / 4, reclaim=reclaim, wake=parts.scheduler.wake, now=now
+        )
+    )
+    if settings.frontier.memory_target_mib:
+        duties.append(MemoryTarget(settings.frontier.memory_target_mib, shed=node.shed_for_memory))
+    return Monitor(duties, node.check_end, readings=readings)
+
+
+def crawl_lost_message(store_url: str, crawl_id: str | None) -> str:
     """Why a node stops when a restarted Redis no longer holds its crawl: the seeds,
     stored once when the crawl began and never written again, are gone."""
-    crawl = settings.distributed.crawl_id
     return (
-        f"Redis {store_url} restarted without crawl {crawl!r} (its seeds are gone: no "
+        f"Redis {store_url} restarted without crawl {crawl_id!r} (its seeds are gone: no "
         "persistence, or a flush): the shared frontier is lost, so this node stops; what "
         "it fetched stays in its crawl directory. Run Redis with --appendonly yes so that "
         "a restart keeps a crawl, and start it again with headway crawl SEEDS"

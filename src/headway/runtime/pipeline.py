@@ -24,7 +24,6 @@ from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.quality import QualityBook
 from headway.runtime.factory import PARSE_BATCH, NodeParts
 from headway.runtime.metrics import Hostile
-from headway.runtime.recrawl import Recrawl
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions
 from headway.work.items import FetchedPage, SettleItem, Work
@@ -51,7 +50,6 @@ class Pipeline:
         quality: QualityBook,
         hostile: Counter[Hostile],
         clock: Callable[[], float],
-        recrawl: Recrawl,
     ) -> None:
         self._parts = parts
         self._settings = settings
@@ -61,7 +59,7 @@ class Pipeline:
         self._quality = quality
         self._hostile = hostile
         self._clock = clock
-        self._recrawl = recrawl
+        self._recrawl = parts.recrawl
         self.in_flight = 0  # items entered and not yet left
         self._drained = asyncio.Event()
         self._drained.set()
