@@ -8,7 +8,7 @@ reads no clock: ``decide(now, waiting)`` returns the next thing to do, and the s
 (``offer_hosts``, ``offer_leases``) or reports what happened (``on_fetch_done``,
 ``on_robots_done``).
 
-Decisions, in the order they are returned:
+Decisions (values of ``decisions.py``), in the order they are returned:
 
 - ``SkippedUrl`` (settle a leased URL without fetching it) and ``DropHost`` (fail a host's
   queued URLs): found while deciding about a host.
@@ -38,6 +38,18 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
+from headway.policy.decisions import (
+    Decision,
+    DropHost,
+    FetchPage,
+    FetchRobots,
+    Job,
+    LeaseFor,
+    Refill,
+    SaveStates,
+    SkippedUrl,
+    Wait,
+)
 from headway.policy.held import HeldLeases, lease_count
 from headway.policy.hoststate import HostState, HostWait, restore, wait_of
 from headway.policy.outcome import Outcome
@@ -46,76 +58,21 @@ from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_cr
 from headway.urls.domain import match_host, strip_port
 from headway.urls.scope import OptOut
 
-
-@dataclass(frozen=True, slots=True)
-class FetchRobots:
-    host: str
-    url: str  # the robots.txt URL
-
-
-@dataclass(frozen=True, slots=True)
-class FetchPage:
-    lease: LeasedUrl
-    retry: bool
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedUrl:
-    """A leased URL settled without a fetch: failed for good (``requeue_at`` None), or put
-    back untried, not before ``requeue_at``. The scheduler decides it; the store stage
-    carries it on as a work item (``headway.work.items``)."""
-
-    lease: LeasedUrl
-    note: str
-    requeue_at: float | None = None
-
-    @property
-    def url(self) -> str:
-        return self.lease.url
-
-    @property
-    def depth(self) -> int:
-        return self.lease.depth
-
-
-@dataclass(frozen=True, slots=True)
-class DropHost:
-    host: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseFor:
-    """Lease ``n`` URLs for each (host, n), all in one frontier call."""
-
-    wants: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Refill:
-    """Ask the frontier for up to ``limit`` ready hosts not in ``exclude``, and for its
-    next ready time."""
-
-    limit: int
-    exclude: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class SaveStates:
-    """Persist these host states (merged over what is stored)."""
-
-    states: tuple[tuple[str, HostState], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """Nothing to do before ``until`` (``math.inf``: until an event)."""
-
-    until: float
-
-
-Job = FetchRobots | FetchPage
-Decision = FetchRobots | FetchPage | SkippedUrl | DropHost | LeaseFor | Refill | SaveStates | Wait
+__all__ = [
+    "Decision",
+    "DropHost",
+    "FetchPage",
+    "FetchRobots",
+    "HostPressure",
+    "Job",
+    "LeaseFor",
+    "Refill",
+    "SaveStates",
+    "ScheduleCore",
+    "ScheduleParams",
+    "SkippedUrl",
+    "Wait",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from headway.fetch.result import FetchResult
 from headway.frontier.store import Completion, LeasedUrl, UrlEntry
 from headway.parse.page import ParsedPage
+from headway.policy.decisions import SkippedUrl
 from headway.policy.revisit import Change, RevisitState, SitemapHint
-from headway.policy.schedule import SkippedUrl
 
 __all__ = ["FetchedPage", "Revisit", "RobotsAnswer", "SettleItem", "SkippedUrl", "Work"]
 
