@@ -4,15 +4,21 @@ Serves the hostile web (64 hosts whose one page is about 20 KB of gzip decoding 
 of links, plus 2 control hosts of 21 pages) and crawls it with ``headway crawl`` as a
 subprocess, sampling the resident memory of the crawler and every descendant (parser
 processes included) from /proc every 50 ms. Prints the peak, the time, how the crawl
-stopped and whether the control hosts finished.
-Usage: ``python benchmarks/bench_costly_pages.py [--hosts 64] [--decoded 8000000]``.
+stopped, whether the control hosts finished and their pace (gaps between their
+requests, as the server saw them). With ``--fanout N`` every costly page links to N more
+costly pages of its host, so the costly hosts stay busy until ``--max-duration`` (30 s
+unless given after ``--``): the control hosts' pace shows how they share the parser.
+Usage: ``python benchmarks/bench_costly_pages.py [--hosts 64] [--decoded 8000000]
+[--fanout 0] [-- --delay 0.2 ...]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,8 +26,10 @@ import threading
 import time
 from pathlib import Path
 
-from headway.testing.hostile import HostileSpec, HostileWeb
-from headway.testing.proctree import TreeMemorySampler
+import checkout_path  # noqa: F401  (tests/support on sys.path)
+from tests.support.hostile import HostileSpec, HostileWeb
+
+from headway.bench.proctree import TreeMemorySampler
 
 UA = "costlybench/1.0 (+https://example.org/bench)"
 
@@ -58,10 +66,17 @@ def crawl_command(web: HostileWeb, seeds: Path, out: Path, *extra: str) -> list[
     return argv + list(extra)
 
 
-def run(hosts: int, decoded: int, out: Path, extra: list[str]) -> dict[str, object]:
+def run(hosts: int, decoded: int, fanout: int, out: Path, extra: list[str]) -> dict[str, object]:
     spec = HostileSpec(
-        control_hosts=2, control_pages=21, costly_hosts=hosts, costly_decoded=decoded, attacks=False
+        control_hosts=2,
+        control_pages=21,
+        costly_hosts=hosts,
+        costly_decoded=decoded,
+        costly_fanout=fanout,
+        attacks=False,
     )
+    if fanout and "--max-duration" not in extra:
+        extra = [*extra, "--max-duration", "30"]
     with ServedInThread(HostileWeb(spec)) as web:
         seeds = out.parent / "seeds.txt"
         seeds.write_text("\n".join(web.seeds()) + "\n")
@@ -71,10 +86,17 @@ def run(hosts: int, decoded: int, out: Path, extra: list[str]) -> dict[str, obje
         with TreeMemorySampler(proc.pid) as sampler:
             _, err = proc.communicate(timeout=300)
         seconds = time.monotonic() - t0
-        control = {
-            h: sum(1 for r in web.log if r.host.startswith(h) and r.path != "/robots.txt")
+        starts = {
+            h: [r.start for r in web.log if r.host == f"{h}.hostile" and r.path != "/robots.txt"]
             for h in web.control_hosts()
         }
+    control = {h: len(s) for h, s in starts.items()}
+    gaps = {h: [b - a for a, b in itertools.pairwise(s)] for h, s in starts.items()}
+    pace = {
+        h: {"median_gap_s": round(statistics.median(g), 2), "max_gap_s": round(max(g), 2)}
+        for h, g in gaps.items()
+        if g
+    }
     summary = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()][-1]
     return {
         "exit": proc.returncode,
@@ -82,6 +104,7 @@ def run(hosts: int, decoded: int, out: Path, extra: list[str]) -> dict[str, obje
         "peak_tree_mib": round(sampler.peak / 2**20, 1),
         "samples": sampler.samples,
         "control_pages": control,
+        "control_pace": pace,
         "hostile": summary.get("hostile"),
         "stderr": err.strip()[-500:],
     }
@@ -91,10 +114,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--hosts", type=int, default=64)
     ap.add_argument("--decoded", type=int, default=8_000_000)
+    ap.add_argument("--fanout", type=int, default=0, help="costly pages each costly page links to")
     ap.add_argument("extra", nargs="*", help="further crawl flags (after --)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        result = run(args.hosts, args.decoded, Path(tmp) / "crawl", args.extra)
+        result = run(args.hosts, args.decoded, args.fanout, Path(tmp) / "crawl", args.extra)
     print(json.dumps(result, indent=2))
 
 

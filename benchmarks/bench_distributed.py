@@ -21,11 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkout_path  # noqa: F401  (tests/support on sys.path)
 import redis
+from tests.support.argv import headway_argv
+from tests.support.redisproc import RedisServer
 
-from headway.runtime.bench import free_port, wait_port
-from headway.testing.argv import headway_argv
-from headway.testing.redisproc import RedisServer
+from headway.bench.harness import free_port, wait_port
 
 UA = "headway-bench/0.1 (+https://example.org/bench)"
 

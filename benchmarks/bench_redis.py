@@ -20,11 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import checkout_path  # noqa: F401  (tests/support on sys.path)
 import redis
+from tests.support.redisproc import RedisServer
 
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.store import Completion, FrontierLimits, Settle, UrlEntry
-from headway.testing.redisproc import RedisServer
 
 
 def fp_of(url: str) -> int:

@@ -24,7 +24,7 @@ talk to it, and its CPU is not counted (it is a separate process). Then:
    ``http_proxy`` (the simweb is also a forward proxy) or, with ``--scrapy-dns resolver``,
    through a DNS_RESOLVER mapping ``*.sim`` to 127.0.0.1.
 
-Each crawler runs under ``TreeRun`` (``headway.runtime.proctree``): this process is a
+Each crawler runs under ``TreeRun`` (``headway.bench.proctree``): this process is a
 child subreaper, so processes the crawler leaves orphaned (the forkserver of the parser
 pool) are still reaped here, and the CPU of the crawler's whole process tree is the sum
 of the ``wait4`` usage of the crawler and of those orphans, start-up included. "crawl
@@ -126,7 +126,7 @@ def headway_main(argv: list[str]) -> int:
     port, hosts, parsers, crawl_dir = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     import uvloop
 
-    from headway.runtime.bench import bench_settings
+    from headway.bench.harness import bench_settings
     from headway.runtime.node import Node
 
     settings = bench_settings(Path(crawl_dir), parsers)
@@ -147,7 +147,7 @@ def headway_main(argv: list[str]) -> int:
 
 def run_measured(name: str, cmd: list[str], timeout: float, env: dict[str, str]) -> dict[str, Any]:
     """Run ``cmd`` under ``TreeRun``; its last JSON line merged with the tree's usage."""
-    from headway.runtime.proctree import TreeRun
+    from headway.bench.proctree import TreeRun
 
     run = TreeRun(cmd, env=env)
     proc = run.start()
@@ -334,7 +334,7 @@ def print_report(rows: list[dict[str, Any]], floor: dict[str, float], args: Any)
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "_headway":
         return headway_main(sys.argv[2:])
-    from headway.runtime.bench import free_port, wait_port
+    from headway.bench.harness import free_port, wait_port
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hosts", type=int, default=20)

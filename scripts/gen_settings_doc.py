@@ -78,7 +78,7 @@ Value syntax:
 - optional values (path, string): an empty environment value means unset.
 
 Every value is checked once at start-up. A bad value stops `headway crawl` with exit
-code 2 and a message naming the key (`politeness.delay: must be within [0, 3600]; got
+code 2 and a message naming the key (`politeness.delay: must be from 0 to 3600; got
 -1.0`). Checks that involve the meaning of a value or more than one key:
 
 - `user_agent` is required, must start with a product token (letters, `-`, `_`) and

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from headway.testing.redisproc import RedisCluster, RedisProcError, RedisServer
+from tests.support.redisproc import RedisCluster, RedisProcError, RedisServer
 
-#: Third-party conformance cases live beside the project folder.
-CONFORMANCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "conformance"
+#: Third-party conformance cases, kept in the repository (sources and licences in its
+#: README.md).
+CONFORMANCE_DIR = Path(__file__).resolve().parent / "data" / "conformance"
 
 
 def load_conformance(name: str) -> list[dict[str, Any]]:

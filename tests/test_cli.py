@@ -60,6 +60,36 @@ def test_incompatible_crawl_directory_is_refused(tmp_path: Path) -> None:
     assert "format 999" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_a_crawl_directory_of_another_crawl_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A directory of a crawl with its own frontier, given to a node of a shared crawl (and
+    one of a shared crawl given without --store): exit 2, one line naming what the
+    directory belongs to, before any store is contacted, nothing changed."""
+    from headway.runtime.crawldir import CrawlDir, CrawlIdentity
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://site0.sim:1/\n")
+    own, shared = tmp_path / "own", tmp_path / "shared"
+    for root, identity in ((own, CrawlIdentity()), (shared, CrawlIdentity("redis://h:1/0", "x"))):
+        d = CrawlDir(root, identity)
+        d.open()
+        d.close()
+    before = {p: p.read_text() for p in (own / "headway.json", shared / "headway.json")}
+    out = run(
+        "crawl", str(seeds), "--user-agent", UA, "--out", str(own),
+        "--store", "redis://:pw@127.0.0.1:1/0", "--crawl-id", "x",
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert "belongs to a crawl with its own frontier in the directory (no --store)" in (out.stderr)
+    assert "not the shared crawl 'x' in redis://:***@127.0.0.1:1/0" in out.stderr
+    assert "pw" not in out.stderr
+    out = run("crawl", str(seeds), "--user-agent", UA, "--out", str(shared))
+    assert out.returncode == 2, out.stderr
+    assert "belongs to the shared crawl 'x' in redis://h:1/0" in out.stderr
+    assert "give --store redis://h:1/0 --crawl-id x to resume it" in out.stderr
+    assert {p: p.read_text() for p in before} == before
+
+
 def test_foreign_non_empty_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "precious.txt").write_text("keep me")
     seeds = tmp_path / "seeds.txt"
@@ -74,7 +104,7 @@ def test_bad_flag_value_names_the_key(tmp_path: Path) -> None:
     seeds.write_text("example.org\n")
     out = run("crawl", str(seeds), "--user-agent", UA, "--delay", "-3")
     assert out.returncode == 2
-    assert "politeness.delay" in out.stderr and "[0, 3600]" in out.stderr
+    assert "politeness.delay" in out.stderr and "from 0 to 3600" in out.stderr
 
 
 def test_status_of_a_non_crawl_directory(tmp_path: Path) -> None:
@@ -146,7 +176,7 @@ def test_a_local_server_refused_by_the_address_guard_names_the_flag(tmp_path: Pa
             "--resolve", "*.sim=127.0.0.1", "--quiet", "--parsers", "1", "--max-duration", "30",
         )  # fmt: skip
         assert not web.log  # nothing reached the server
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 3, out.stderr  # no host of the seeds was reached
     assert "refused: loopback (--allow-loopback or --allow-private" in out.stderr, out.stderr
 
 
@@ -217,3 +247,68 @@ def test_simweb_serves_validators_changing_pages_and_sitemaps() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_help_texts_read_as_written() -> None:
+    """A % in a setting's help is printed as a %, and the internal bench-crawl command
+    is not listed."""
+    out = run("crawl", "--help")
+    assert out.returncode == 0
+    text = " ".join(out.stdout.split())  # argparse wraps the help
+    shown = text[text.find("--warc-gzip-level INT gzip") :][:400]
+    assert "(1-2: fastest, about 15% larger; 3-8:" in shown, shown
+    assert "option_strings" not in out.stdout
+    top = run("--help")
+    assert top.returncode == 0
+    assert "SUPPRESS" not in top.stdout and "bench-crawl" not in top.stdout
+    assert "demo" in top.stdout
+
+
+def test_abbreviated_flags_are_refused(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("example.org\n")
+    out = run("crawl", str(seeds), "--user-agent", UA, "--max-page", "5", "--out", str(tmp_path))
+    assert out.returncode == 2
+    assert "unrecognized arguments: --max-page" in out.stderr
+    assert run("status", "--js", str(tmp_path)).returncode == 2
+
+
+def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
+    import os
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("example.org\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "headway.cli", "crawl", str(seeds), "--user-agent", UA],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HEADWAY_DELAY": "soon"},
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "HEADWAY_DELAY (politeness.delay): expected a number" in out.stderr
+
+
+def test_demo_crawls_the_simulated_web_and_says_where_the_output_is(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "headway.cli", "demo", "--hosts", "2", "--pages", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    crawl = tmp_path / "headway-demo"
+    log = [json.loads(line) for line in (crawl / "crawl.log.jsonl").read_text().splitlines()]
+    pages = [e for e in log if e["status"] == 200 and not e["url"].endswith("/robots.txt")]
+    assert len({e["url"] for e in pages}) >= 2 * 5  # every host's pages (and home pages)
+    assert all(".sim:" in e["url"] for e in log)
+    assert list((crawl / "warc").glob("*.warc.gz"))
+    assert "stopped by" in out.stdout and "finished" in out.stdout
+    assert f"{Path('headway-demo') / 'warc'}/" in out.stdout
+    assert "headway status headway-demo" in out.stdout
+    # a second demo into the same directory is refused with one line
+    again = run("demo", cwd=tmp_path)
+    assert again.returncode == 2 and "already exists" in again.stderr

@@ -173,3 +173,32 @@ def test_readme_documentation_list_names_every_page_of_docs() -> None:
     linked = set(re.findall(r"^- \[[^]]*\]\((docs/[^)#]+)\)", listed, re.MULTILINE))
     pages = {f"docs/{p.name}" for p in DOCS.glob("*.md")}
     assert pages - linked == set(), "pages of docs/ missing from README's Documentation list"
+
+
+def test_example_seeds_file_is_all_usable() -> None:
+    from headway.urls.seeds import load_seeds
+
+    loaded = load_seeds(Path(__file__).parent.parent / "examples" / "seeds.txt")
+    assert loaded.unusable == 0 and not loaded.problems
+    assert len(loaded.urls) >= 4 and "https://example.org/" in loaded.urls
+
+
+def test_readme_simulated_web_seeds_match_the_hosts_served() -> None:
+    """Each crawl of a simweb the README starts reads seeds of exactly the hosts that
+    simweb serves: a seeds list of more hosts would fetch 404s."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    pattern = re.compile(
+        r"headway simweb --hosts (?P<served>\d+)"
+        r'|for i in (?P<ids>[\d ]+); do echo "http://site\$i\.sim[^"]*"; done > (?P<file>\S+)'
+        r"|headway crawl (?P<crawled>\S+)"
+    )
+    served, files, checked = 0, {}, 0
+    for m in pattern.finditer(readme):
+        if m["served"]:
+            served = int(m["served"])
+        elif m["file"]:
+            files[m["file"]] = len(m["ids"].split())
+        elif m["crawled"] in files:
+            assert files[m["crawled"]] == served, (m["crawled"], served)
+            checked += 1
+    assert checked >= 2

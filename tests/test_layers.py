@@ -16,8 +16,6 @@ PACKAGE = SRC / "headway"
 #: Packages of pure decisions: no IO, no sleeping, no clock.
 PURE = ("urls", "policy", "parse", "work")
 IO_MODULES = ("asyncio", "aiohttp", "redis", "time")
-#: Known exceptions: the ``--parse-sleep`` test hook sleeps in the parser process.
-IO_EXCEPTIONS = {("headway.parse.page", "time")}
 #: What each layer may import of the package's other layers (itself always).
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
@@ -130,7 +128,7 @@ def test_pure_packages_import_no_io(package: str) -> None:
         for i in _imports(m)
         if i.split(".")[0] in IO_MODULES
     }
-    assert found - IO_EXCEPTIONS == set()
+    assert found == set()
 
 
 @pytest.mark.parametrize("layer", sorted(MAY_IMPORT))

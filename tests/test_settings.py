@@ -38,11 +38,11 @@ def test_user_agent_with_contact_is_accepted(ua: str) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("delay", -1, "politeness.delay: must be within [0, 3600]"),
+        ("delay", -1, "politeness.delay: must be from 0 to 3600"),
         ("delay", "soon", "politeness.delay: expected a number"),
-        ("max_pages", -1, "crawl.max_pages: must be >= 0; got -1"),
-        ("max_pages", "many", "crawl.max_pages: expected an integer >= 0, got"),
-        ("max_per_host", 0, "politeness.max_per_host: must be within [1, 64]"),
+        ("max_pages", -1, "crawl.max_pages: must be at least 0; got -1"),
+        ("max_pages", "many", "crawl.max_pages: expected an integer at least 0, got"),
+        ("max_per_host", 0, "politeness.max_per_host: must be from 1 to 64"),
         ("scope", "everything", "scope.scope: must be one of seed-domains, seed-hosts, open"),
         ("allow_loopback", "maybe", "fetch.allow_loopback: expected true or false"),
         ("concurrency", 2.5, "fetch.concurrency: expected an integer"),
@@ -79,8 +79,14 @@ def test_toml_errors_are_clear(tmp_path: Path) -> None:
         settings_from_sources(bad, {}, {"user_agent": UA})
     wrong = tmp_path / "wrong.toml"
     wrong.write_text("[politeness]\nconcurrency = 3\n")
-    with pytest.raises(ConfigError, match=r"politeness\.concurrency: unknown setting"):
+    with pytest.raises(ConfigError) as err:
         settings_from_sources(wrong, {}, {"user_agent": UA})
+    assert "politeness.concurrency: concurrency belongs in section [fetch]" in str(err.value)
+    assert "not [politeness]" in str(err.value)
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text("[politeness]\nconcurency = 3\n")
+    with pytest.raises(ConfigError, match=r"politeness\.concurency: unknown setting"):
+        settings_from_sources(unknown, {}, {"user_agent": UA})
     with pytest.raises(ConfigError, match="cannot read"):
         settings_from_sources(tmp_path / "missing.toml", {}, {"user_agent": UA})
 
@@ -88,6 +94,31 @@ def test_toml_errors_are_clear(tmp_path: Path) -> None:
 def test_unknown_environment_setting_is_an_error() -> None:
     with pytest.raises(ConfigError, match="HEADWAY_DELAYY"):
         load_env({"HEADWAY_DELAYY": "1"})
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "message"),
+    [
+        ("HEADWAY_DELAY", "soon", "HEADWAY_DELAY (politeness.delay): expected a number"),
+        ("HEADWAY_DELAY", "-2", "HEADWAY_DELAY (politeness.delay): must be from 0 to 3600"),
+        ("HEADWAY_QUIET", "maybe", "HEADWAY_QUIET (output.quiet): expected true or false"),
+    ],
+)
+def test_bad_environment_value_names_the_variable(var: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        settings_from_sources(None, {var: value}, {"user_agent": UA})
+    assert message in str(err.value)
+
+
+def test_unbounded_range_reads_as_words() -> None:
+    from headway.settings.sources import coerce
+    from headway.settings.tree import Key
+
+    key = Key("politeness", "delay", "float", 1.0, "", 0.0, float("inf"), None)
+    with pytest.raises(ConfigError) as err:
+        coerce(key, -1)
+    assert "must be at least 0; got -1" in str(err.value)
+    assert "inf" not in str(err.value)
 
 
 def test_every_key_has_help_and_a_unique_flag() -> None:
@@ -133,7 +164,7 @@ def test_recrawl_is_off_by_default_with_documented_bounds() -> None:
         ({"revisit_min": -1}, "recrawl.revisit_min", "greater than 0"),
         ({"revisit_min": 10, "revisit_max": 5}, "recrawl.revisit_max", "at least revisit_min"),
         ({"revisit_min": "soon"}, "recrawl.revisit_min", "expected a number greater than 0"),
-        ({"recrawl_share": 1.5}, "recrawl.recrawl_share", r"within \[0, 1\]"),
+        ({"recrawl_share": 1.5}, "recrawl.recrawl_share", "from 0 to 1"),
         ({"recrawl": "maybe"}, "recrawl.recrawl", "true or false"),
     ],
 )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -142,7 +144,7 @@ def test_log_lines_print_above_the_live_display_not_into_it() -> None:
 
 def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFixture[str]) -> None:
     from headway.cli.progress import print_summary
-    from headway.runtime.summary import CrawlSummary
+    from headway.runtime.summary import CrawlSummary, StopReason
     from headway.settings import build_settings
 
     def summary(parked: int, requeued: int = 0) -> str:
@@ -158,7 +160,7 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
         )
         print_summary(
             CrawlSummary(
-                "finished",
+                StopReason.FINISHED,
                 True,
                 1.0,
                 0.5,
@@ -184,3 +186,68 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
     assert "parked" not in summary(0)
     assert "5 (7 of them not parsed at the stop" in summary(0, requeued=7)
     assert "not parsed" not in summary(0)
+
+
+def _finished(failed: int, disallowed: int, resumed: bool = False) -> Any:
+    from headway.runtime.summary import CrawlSummary, StopReason
+
+    counts = FrontierCounts(
+        queued=0, leased=0, done=500, failed=failed, seen=510, hosts_queued=0, shed={}
+    )
+    return CrawlSummary(
+        StopReason.FINISHED,
+        resumed,
+        10.0,
+        1.5,
+        500,
+        505,
+        10_000,
+        {"ok": 500},
+        counts,
+        3,
+        0,
+        1,
+        {},
+        90.0,
+        robots_disallowed=disallowed,
+    )
+
+
+def test_the_summary_counts_robots_disallowed_urls_apart_from_failed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from headway.cli.progress import print_summary
+    from headway.settings import build_settings
+
+    settings = build_settings({"user_agent": "testbot/1.0 (+https://example.org/bot)"})
+
+    def text(summary: Any, quiet: bool = False) -> str:
+        print_summary(summary, settings, quiet=quiet)
+        return " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+    first = text(_finished(failed=10, disallowed=8))
+    assert "failed 2, robots-disallowed 8" in first
+    assert "robots-disallowed 8 URLs not fetched this run: robots.txt disallows them" in first
+    assert "failed 2, robots-disallowed 8" in text(_finished(10, 8), quiet=True)
+    # a resumed crawl: the frontier's failed count spans runs, the node's only this one
+    assert "failed 10 (robots-disallowed ones included)" in text(_finished(10, 8, True))
+    assert "robots-disallowed none" in text(_finished(failed=2, disallowed=0))
+
+
+def test_the_summary_is_one_json_line_with_json_logs(capsys: pytest.CaptureFixture[str]) -> None:
+    from headway.cli.progress import print_summary
+    from headway.settings import build_settings
+
+    settings = build_settings(
+        {"user_agent": "testbot/1.0 (+https://example.org/bot)", "log_format": "json"}
+    )
+    for quiet in (False, True):
+        print_summary(_finished(failed=10, disallowed=8), settings, quiet=quiet)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 1, lines
+        line = json.loads(lines[0])
+        assert line["message"] == "crawl summary"
+        body = line["summary"]
+        assert body["stopped_by"] == "finished" and body["fetches"] == 500
+        assert body["robots_disallowed"] == 8 and body["frontier"]["failed"] == 10
+        assert body["crawl_directory"] == str(settings.crawl.out)

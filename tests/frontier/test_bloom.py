@@ -49,3 +49,21 @@ def test_empty_filter_contains_nothing_and_memory_is_fixed() -> None:
 def test_rejects_bad_sizing(capacity: int, error: float) -> None:
     with pytest.raises(ValueError):
         BloomFilter(capacity, error)
+
+
+@pytest.mark.parametrize(
+    ("seen", "most", "expected"),
+    [
+        (0, 10_000_000, 65_536),
+        (510, 10_000_000, 65_536),
+        (65_536, 10_000_000, 65_536),
+        (65_537, 10_000_000, 65_536 * 16),
+        (2_000_000, 10_000_000, 10_000_000),  # never past the configured capacity
+        (50_000_000, 10_000_000, 10_000_000),
+        (10, 1000, 1000),  # a configured capacity below the start
+    ],
+)
+def test_capacity_for_the_seen_set(seen: int, most: int, expected: int) -> None:
+    from headway.frontier.bloom import capacity_for
+
+    assert capacity_for(seen, most) == expected

@@ -3,7 +3,10 @@ crash or when stale, and never the cause of a lost URL."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import FrontierLimits, UrlEntry
@@ -82,4 +85,52 @@ def test_a_small_seen_set_is_not_saved_but_rebuilt(tmp_path: Path) -> None:
     f = SqliteFrontier(db, LIMITS, node_id="n")
     assert fingerprint("http://h.example/b") in f._bloom
     assert f.add(_entries(["http://h.example/a"]), 1.0).duplicates == 1
+    f.close()
+
+
+def test_a_small_crawl_gets_a_small_filter(tmp_path: Path) -> None:
+    """510 URLs under the default 10 million capacity: a filter of about 118 KB, not
+    18 MB, and no bitmap file bigger than that."""
+    f = SqliteFrontier(tmp_path / "f.sqlite3", FrontierLimits(), node_id="n")
+    urls = [f"http://h.example/{i}" for i in range(510)]
+    assert f.add(_entries(urls), 0.0).added == 510
+    assert f._bloom.nbytes < 130_000
+    f.close()
+    saved = tmp_path / "f.sqlite3.bloom"
+    assert not saved.exists() or saved.stat().st_size < 130_000
+
+
+def test_the_filter_grows_with_the_seen_set_and_persists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """From a start of 100 fingerprints the filter grows 16-fold as URLs are admitted, up
+    to the configured capacity; no admitted URL is ever missing from it, and the bitmap
+    saved at the configured size is loaded back."""
+    from headway.frontier import bloom
+    from headway.frontier.sqlite import backend
+
+    monkeypatch.setattr(bloom, "START_CAPACITY", 100)
+    monkeypatch.setattr(
+        backend, "capacity_for", lambda seen, most: bloom.capacity_for(seen, most, 100)
+    )
+    db = tmp_path / "f.sqlite3"
+    f = SqliteFrontier(db, LIMITS, node_id="n")  # at most 10,000
+    sizes = [f._bloom.nbytes]
+    admitted: list[str] = []
+    for batch in range(30):
+        urls = [f"http://h.example/{batch}/{i}" for i in range(200)]
+        assert f.add(_entries(urls), 0.0).added == 200
+        admitted += urls
+        sizes.append(f._bloom.nbytes)
+        assert all(fp in f._bloom for fp in (fingerprint(u) for u in admitted))
+    assert f._bloom_capacity == 10_000  # 100 -> 1,600 -> 10,000 (the configured capacity)
+    assert len(set(sizes)) == 3 and sizes == sorted(sizes)
+    assert f.add(_entries(admitted[:50]), 1.0).duplicates == 50
+    f.close()
+    assert (tmp_path / "f.sqlite3.bloom").exists()
+    with caplog.at_level(logging.INFO, logger="headway.frontier.sqlite"):
+        f = SqliteFrontier(db, LIMITS, node_id="n")
+    assert "loaded from the bitmap saved" in caplog.text  # it matched the sizing
+    assert f._bloom.nbytes == sizes[-1]
+    assert all(fp in f._bloom for fp in (fingerprint(u) for u in admitted))
     f.close()

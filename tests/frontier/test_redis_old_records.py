@@ -12,8 +12,8 @@ import redis
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.redis.keys import member, shard_of_host
 from headway.frontier.store import Completion, Settle
-from headway.testing.redisproc import RedisServer
 from tests.frontier.conftest import TEST_LIMITS, entry, lease
+from tests.support.redisproc import RedisServer
 
 SHARDS = 4
 _ids = itertools.count()

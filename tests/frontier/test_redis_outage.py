@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 from headway.frontier.redis import RedisFrontier
-from headway.testing.redisproc import RedisServer
 from headway.urls.scope import Scope
 from headway.work.admission import Admission
 from tests.frontier.conftest import TEST_LIMITS, entry
+from tests.support.redisproc import RedisServer
 
 
 def test_calls_wait_for_a_restarted_server_and_notice_the_restart(tmp_path: Path) -> None:

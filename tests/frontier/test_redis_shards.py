@@ -12,8 +12,8 @@ import pytest
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.redis.keys import shard_of_host
 from headway.frontier.store import Completion, Settle
-from headway.testing.redisproc import RedisServer
 from tests.frontier.conftest import TEST_LIMITS, entry
+from tests.support.redisproc import RedisServer
 
 SHARDS = 8
 TTL = 0.9

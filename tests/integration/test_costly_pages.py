@@ -1,10 +1,14 @@
 """The costly-page attack: 64 hosts whose one page is about 20 KB of gzip that decodes to
 8 MB of links. The whole process tree stays under the stated memory ceiling, the control
-hosts finish, and a stop from outside ends within its grace with nothing lost."""
+hosts finish, a stop from outside ends within its grace with nothing lost, and an
+ordinary host beside 64 busy costly hosts keeps its politeness pace."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -15,11 +19,19 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from headway.bench.proctree import TreeMemorySampler
 from headway.frontier.store import UrlState
-from headway.testing.hostile import HostileSpec, HostileWeb
-from headway.testing.proctree import TreeMemorySampler
+from headway.runtime.parsepool import PARSE_SLEEP_ENV
+from headway.testing.simweb import HostSpec, SimWebSpec
 from tests.integration.crashcheck import frontier_urls
-from tests.integration.helpers import UA, ServedInThread, read_crawl_log
+from tests.integration.helpers import (
+    UA,
+    ServedInThread,
+    ThreadedSimWeb,
+    page_requests,
+    read_crawl_log,
+)
+from tests.support.hostile import HostileSpec, HostileWeb
 
 pytestmark = pytest.mark.slow
 
@@ -95,10 +107,13 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     seeds.write_text("\n".join(web.seeds()) + "\n")
     out = tmp_path / "c"
     cmd = argv(web, seeds, out, "--delay", "0.05")
-    slow = ["--parse-sleep", "1.0"] + (["--max-duration", "5"] if stop == "max-duration" else [])
+    slow = ["--max-duration", "5"] if stop == "max-duration" else []
     served_before = len(web.log)
     started = time.monotonic()
-    proc = subprocess.Popen(cmd + slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, PARSE_SLEEP_ENV: "1.0"}  # the test seam: parsing takes 1 s a page
+    proc = subprocess.Popen(
+        cmd + slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     if stop == "sigterm":
         deadline = time.monotonic() + 60
         while not (out / "crawl.log.jsonl").exists() or len(page_lines(out)) < 4:
@@ -137,3 +152,103 @@ def test_stop_under_attack_within_its_grace_and_nothing_lost(
     log = read_crawl_log(out)
     pages = {e["url"] for e in log if e["status"] == 200 and not e["url"].endswith(".txt")}
     assert len(pages) == 2 * 21 + 64
+
+
+#: The ordinary host's gap between requests, and how many pages it has.
+GAP = 0.2
+ORDINARY_PAGES = 21
+
+
+def test_an_ordinary_host_keeps_its_pace_beside_busy_costly_hosts(tmp_path: Path) -> None:
+    """64 costly hosts, each a chain of pages that decode to 8 MB of links (1 MiB of
+    them parsed, about 40 ms of parser each), beside an ordinary host whose pages are a
+    chain too: its next URL is known only once its page is parsed. With one parser the
+    costly pages keep the parse queue full all along; shared by cost, the ordinary
+    host's page waits behind about one costly page, not a turn of each of the 64 costly
+    hosts, so it is fetched at about its gap (a round robin gave one page in 9 s)."""
+    spec = HostileSpec(control_hosts=0, costly_hosts=64, costly_fanout=1, attacks=False)
+    site = SimWebSpec(
+        hosts=1, host_spec=HostSpec(pages=ORDINARY_PAGES, links_per_page=1), cross_links=0
+    )
+    with ServedInThread(HostileWeb(spec)) as web, ThreadedSimWeb(site) as sim:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join([*sim.seeds(), *web.seeds()]) + "\n")
+        out = tmp_path / "c"
+        cmd = argv(web, seeds, out, "--delay", str(GAP), "--max-duration", "60")
+        proc = subprocess.Popen(
+            [*cmd, "--resolve", "*.sim=127.0.0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 45
+        # the costly hosts never run out: stop once the ordinary host is done (or late)
+        while len(page_requests(sim.log)) < ORDINARY_PAGES + 1 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.2)
+        time.sleep(1.0)  # costly hosts still busy after the ordinary host's last page
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        ordinary = [r.start for r in page_requests(sim.log)]
+        costly = [r for r in web.log if r.path != "/robots.txt"]
+    assert len(ordinary) == ORDINARY_PAGES + 1  # its home page and the chain
+    first, last = ordinary[0], ordinary[-1]
+    during = Counter(r.host for r in costly if first <= r.start <= last)
+    after = [r for r in costly if r.start > last]
+    gaps = [b - a for a, b in itertools.pairwise(ordinary)]
+    print(
+        f"\nordinary host: {len(ordinary)} pages in {last - first:.1f} s, gap median "
+        f"{statistics.median(gaps):.2f} s, max {max(gaps):.2f} s (politeness {GAP} s); "
+        f"costly hosts meanwhile: {sum(during.values())} pages from {len(during)} hosts "
+        f"(at most {max(during.values(), default=0)} from one), {len(after)} after"
+    )
+    # the costly hosts were busy throughout: fetched while the ordinary host was, and after
+    assert sum(during.values()) >= 10 and after
+    # the ordinary host is fetched at close to its politeness rate: a round robin over the
+    # 65 hosts would make each of its gaps about 64 costly parses (several seconds)
+    assert statistics.median(gaps) < 4 * GAP, gaps
+    # and it takes many turns for each turn of a costly host, not one
+    assert len(ordinary) >= 4 * max(during.values())
+
+
+def test_an_ordinary_host_keeps_its_pace_beside_costly_hosts_of_many_pages(
+    tmp_path: Path,
+) -> None:
+    """The same beside 64 costly hosts that each link to 8 more costly pages, so that
+    every costly host soon holds many URLs ready: the ordinary site's links are all on
+    its home page, so what sets its pace is which host a fetch slot serves when the full
+    parse queue makes room. A host whose last page still waits for a parser waits for its
+    next fetch, so the ordinary host (whose pages are parsed at once) keeps its gap
+    instead of waiting for a fetch of every costly host ready before it."""
+    pages = 41
+    spec = HostileSpec(
+        control_hosts=1, control_pages=pages, costly_hosts=64, costly_fanout=8, attacks=False
+    )
+    with ServedInThread(HostileWeb(spec)) as web:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds()) + "\n")
+        cmd = argv(web, seeds, tmp_path / "c", "--delay", str(GAP), "--max-duration", "60")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+        def ordinary() -> list[float]:
+            return [r.start for r in list(web.log) if r.host == "control0.hostile"]
+
+        deadline = time.monotonic() + 45
+        while len(ordinary()) < pages + 1 and time.monotonic() < deadline:  # robots.txt too
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.2)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        starts = [
+            r.start for r in web.log if r.host == "control0.hostile" and r.path != "/robots.txt"
+        ]
+        costly = [r for r in web.log if r.host.startswith("costly") and r.path != "/robots.txt"]
+    assert len(starts) == pages
+    gaps = [b - a for a, b in itertools.pairwise(starts[1:])]  # after its home page parsed
+    during = [r for r in costly if starts[1] <= r.start <= starts[-1]]
+    print(
+        f"\nordinary host: {len(starts)} pages, gap median {statistics.median(gaps):.2f} s, "
+        f"max {max(gaps):.2f} s (politeness {GAP} s); costly pages meanwhile: {len(during)}"
+    )
+    assert len(during) >= 10 and any(r.start > starts[-1] for r in costly)
+    assert statistics.median(gaps) < 4 * GAP, gaps

@@ -78,6 +78,9 @@ async def test_polite_crawl_fetches_every_page_once_and_obeys_rules(tmp_path: Pa
 
     log = read_crawl_log(tmp_path / "c")
     by_url = {e["url"]: e for e in log}
+    # the summary counts the URLs robots.txt kept from being fetched, apart from failures
+    disallowed = [e for e in log if e["note"] == "robots-disallowed"]
+    assert disallowed and summary.robots_disallowed == len(disallowed)
     assert any(e["note"] and e["note"].startswith("redirect -> ") for e in log)
     assert any(e["revisit"] for e in log), "duplicate content becomes revisit records"
     assert {e["status"] for e in log if "/gone" in e["url"]} == {410}

@@ -16,9 +16,9 @@ import pytest
 
 from headway.runtime.node import Node
 from headway.testing.graph import LARGE_SITEMAP_URLS
-from headway.testing.redisproc import RedisServer
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from tests.integration.helpers import TOKEN, crawl_settings, read_crawl_log
+from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 

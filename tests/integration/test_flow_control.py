@@ -11,12 +11,14 @@ import logging
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
 import pytest
 
 from headway.runtime.node import Node
+from headway.runtime.parsepool import PARSE_SLEEP_ENV
 from headway.runtime.stats import NodeStats
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.helpers import (
@@ -44,6 +46,35 @@ async def _wait_for(cond: object, timeout: float = 30.0) -> None:
         if time.monotonic() > deadline:
             pytest.fail("condition not reached in time")
         await asyncio.sleep(0.01)
+
+
+def _metric_values(text: str) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    return values
+
+
+async def _scrape_until(
+    url: str, done: Callable[[dict[str, float]], bool], timeout: float = 30.0
+) -> dict[str, float]:
+    """Scrape ``url`` (Prometheus text) until ``done`` holds for its values."""
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as session:
+        while True:
+            try:
+                async with session.get(url) as resp:
+                    assert resp.status == 200
+                    values = _metric_values(await resp.text())
+            except aiohttp.ClientConnectionError:
+                values = {}  # not serving yet
+            if done(values):
+                return values
+            if time.monotonic() > deadline:
+                pytest.fail(f"metrics never reached the condition: {sorted(values)[:5]}")
+            await asyncio.sleep(0.02)
 
 
 @pytest.mark.parametrize("retry_after", [None, 1.0])
@@ -101,7 +132,10 @@ async def test_429_slows_only_that_host_and_it_recovers(
     assert web.expected_pages(TOKEN) <= ok
 
 
-async def test_slow_parser_slows_fetching_without_losing_pages(tmp_path: Path) -> None:
+async def test_slow_parser_slows_fetching_without_losing_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PARSE_SLEEP_ENV, "0.03")
     spec = SimWebSpec(hosts=4, host_spec=HostSpec(pages=30, links_per_page=4), cross_links=0.0)
     parse_queue = 6
     concurrency = 16
@@ -112,7 +146,6 @@ async def test_slow_parser_slows_fetching_without_losing_pages(tmp_path: Path) -
             max_per_host=4,
             concurrency=concurrency,
             parse_queue=parse_queue,
-            parse_sleep=0.03,
             parsers=1,
         )
         node = Node(settings, web.seeds())
@@ -250,7 +283,7 @@ async def test_proxy_concurrency_caps_global_in_flight(tmp_path: Path) -> None:
 
 
 async def test_metrics_endpoint_serves_documented_names(tmp_path: Path) -> None:
-    from headway.runtime.bench import free_port
+    from headway.bench.harness import free_port
 
     port = free_port()
     spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=15, links_per_page=3), cross_links=0.0)
@@ -258,18 +291,13 @@ async def test_metrics_endpoint_serves_documented_names(tmp_path: Path) -> None:
         settings = crawl_settings(tmp_path / "c", delay=0.1, metrics_port=port)
         node = Node(settings, web.seeds())
         crawl = asyncio.create_task(node.run())
-        await _wait_for(lambda: len(page_requests(web.log)) >= 5)
-        await asyncio.sleep(0.5)
-        url = f"http://127.0.0.1:{port}/metrics"
-        async with aiohttp.ClientSession() as session, session.get(url) as resp:
-            assert resp.status == 200
-            text = await resp.text()
+        # scraped until a published snapshot counts 5 pages fetched (figures are
+        # published each metrics interval), not after a fixed wait
+        values = await _scrape_until(
+            f"http://127.0.0.1:{port}/metrics",
+            lambda v: v.get('headway_fetches_total{outcome="ok"}', 0.0) >= 5,
+        )
         await crawl
-    values: dict[str, float] = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            values[name] = float(value)
     names = {n.split("{")[0] for n in values}
     for expected in (
         "headway_pages_per_second",
@@ -327,12 +355,15 @@ async def test_a_memory_target_below_the_node_itself_is_warned_of_once(
     assert len(warned) == 1, warned
 
 
-async def test_stuck_parser_is_replaced_and_the_crawl_finishes(tmp_path: Path) -> None:
+async def test_stuck_parser_is_replaced_and_the_crawl_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PARSE_SLEEP_ENV, "3.0")
     spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=5, links_per_page=2), cross_links=0.0)
     async with SimWeb(spec) as web:
         # every parse takes 3 s, the timeout is 0.5 s: each page is recorded as a parse
         # error (its URL settled, not held forever) and the parser processes are replaced
-        settings = crawl_settings(tmp_path / "c", delay=0.0, parse_sleep=3.0, parse_timeout=0.5)
+        settings = crawl_settings(tmp_path / "c", delay=0.0, parse_timeout=0.5)
         summary = await Node(settings, web.seeds()).run()
     assert summary.stopped_by == "finished"
     assert summary.frontier.leased == 0 and summary.frontier.queued == 0

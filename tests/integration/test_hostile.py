@@ -14,8 +14,8 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from headway.runtime.node import Node
-from headway.testing.hostile import SECRET, HostileRequest, HostileSpec, HostileWeb
-from tests.integration.helpers import TRANSIT_SLACK, crawl_settings, read_crawl_log
+from tests.integration.helpers import crawl_settings, read_crawl_log, short_gap
+from tests.support.hostile import SECRET, HostileRequest, HostileSpec, HostileWeb
 
 pytestmark = pytest.mark.slow
 
@@ -30,10 +30,10 @@ def gap_violations(log: list[HostileRequest], delay: float) -> list[str]:
         by_host[r.host].append(r)
     problems = []
     for host, reqs in by_host.items():
-        reqs.sort(key=lambda r: r.start)
+        reqs.sort(key=lambda r: r.arrival)
         for a, b in itertools.pairwise(reqs):
-            if b.start - a.start < delay - TRANSIT_SLACK:
-                problems.append(f"{host}: {a.path} -> {b.path} {b.start - a.start:.3f}s")
+            if (gap := short_gap(a, b, delay)) is not None:
+                problems.append(f"{host}: {a.path} -> {b.path} {gap:.3f}s")
     return problems
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from headway.testing.redisproc import RedisServer
+from headway.runtime.parsepool import PARSE_SLEEP_ENV
 from headway.testing.simweb import HostSpec, SimWebSpec
 from tests.integration.helpers import TOKEN, ThreadedSimWeb, fetched_urls
 from tests.integration.test_distributed import Nodes
+from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 
@@ -28,8 +29,9 @@ PARSE_SLEEP = 0.8  # long enough that the wait passes a lease even on a loaded m
 
 
 def test_pages_waiting_for_a_slow_parser_keep_their_leases(
-    redis_server: RedisServer, tmp_path: Path
+    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv(PARSE_SLEEP_ENV, str(PARSE_SLEEP))  # the node processes inherit it
     spec = SimWebSpec(
         hosts=4, host_spec=HostSpec(pages=12, links_per_page=4), cross_links=0.3, seed=5
     )
@@ -37,7 +39,7 @@ def test_pages_waiting_for_a_slow_parser_keep_their_leases(
         nodes = Nodes(redis_server.url, tmp_path, web)
         try:
             for name in ("n0", "n1"):
-                nodes.start(name, extra=(*LEASE_ARGS, "--parse-sleep", str(PARSE_SLEEP)))
+                nodes.start(name, extra=LEASE_ARGS)
             nodes.wait(timeout=120)
         finally:
             nodes.stop_all()

@@ -21,7 +21,6 @@ from headway.policy.revisit import decode
 from headway.runtime.node import Node
 from headway.store.warc import NOT_MODIFIED_PROFILE
 from headway.testing.freshness import changes
-from headway.testing.redisproc import RedisServer
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec
 from tests.integration.helpers import (
     Sends,
@@ -31,6 +30,7 @@ from tests.integration.helpers import (
     politeness_violations,
     record_sends,
 )
+from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 

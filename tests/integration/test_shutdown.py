@@ -14,6 +14,7 @@ import pytest
 
 from headway.frontier.store import UrlState
 from headway.runtime.node import Node
+from headway.runtime.parsepool import PARSE_SLEEP_ENV
 from headway.runtime.summary import StopReason
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from tests.integration.crashcheck import frontier_urls
@@ -77,14 +78,15 @@ def test_ctrl_c_keeps_fetches_that_land_in_the_grace_and_releases_the_rest(
 
 
 async def test_a_stop_lets_pages_waiting_for_a_parser_be_parsed_within_its_grace(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Pages fetched faster than one slow parser can take them wait in the parse queue
     when the crawl is stopped from outside: they are parsed, stored and settled within
     the stop's grace, not sent back to be fetched again."""
     spec = SimWebSpec(hosts=3, host_spec=HostSpec(pages=10, links_per_page=3), seed=7)
     out = tmp_path / "c"
-    settings = crawl_settings(out, delay=0.0, parse_sleep=0.2, max_duration=60)
+    monkeypatch.setenv(PARSE_SLEEP_ENV, "0.2")
+    settings = crawl_settings(out, delay=0.0, max_duration=60)
     async with SimWeb(spec) as web:
         node = Node(settings, web.seeds())
         run = asyncio.create_task(node.run())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -338,14 +337,6 @@ def test_parse_task_and_result_pickle_round_trip() -> None:
     result_copy = pickle.loads(pickle.dumps(result))
     assert result_copy == result
     assert result_copy.title == "t"
-
-
-def test_parse_task_sleep_hook() -> None:
-    task = ParseTask(url=PAGE, body=b"<a href=/x>", sleep_seconds=0.05)
-    start = time.perf_counter()
-    result = parse_task(task)
-    assert time.perf_counter() - start >= 0.05
-    assert result.links == ("http://example.com/x",)
 
 
 def test_parse_task_in_process_pool() -> None:

@@ -84,6 +84,27 @@ def test_ready_hosts_are_leased_in_one_batch_bounded_by_waiting_slots() -> None:
     assert sorted(j.lease.host for j in jobs if isinstance(j, FetchPage)) == hosts[:4]
 
 
+def test_a_host_whose_page_waits_for_a_parser_is_not_fetched_until_it_left() -> None:
+    """When parsing sets the pace, a host's next fetch waits while its last page waits in
+    the parse queue (looked at again every recheck_interval), so a host ready for long
+    with many URLs does not take fetch starts from a host whose pages parse at once."""
+    waiting = {"costly.test"}
+    c = core(gap=0.2, waits_for_parser=lambda host: host in waiting)
+    hosts = ["costly.test", "ordinary.test"]
+    known(c, *hosts)
+    offer(c, hosts)
+    d = c.decide(T0, waiting=2)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(d.wants, [lease(h) for h, _ in d.wants], T0)
+    first = quiet(c, T0, waiting=2)
+    assert isinstance(first, FetchPage) and first.lease.host == "ordinary.test"
+    assert quiet(c, T0, waiting=2) == Wait(T0 + 0.1)
+    assert quiet(c, T0 + 0.1, waiting=2) == Wait(T0 + 0.2)  # still waiting for a parser
+    waiting.clear()  # its page was taken by a parser
+    later = quiet(c, T0 + 0.2, waiting=2)
+    assert isinstance(later, FetchPage) and later.lease.host == "costly.test"
+
+
 def test_a_host_without_a_url_waits_for_the_frontier_to_offer_it_again() -> None:
     c = core()
     known(c, "a.test")
@@ -156,6 +177,23 @@ def test_unreachable_robots_requeues_then_gives_up() -> None:
     c.offer_leases([], [again := lease("a.test")], T0 + 60)
     assert c.decide(T0 + 60, 1) == SkippedUrl(again, "robots-unreachable", None)
     assert c.decide(T0 + 60, 1) == DropHost("a.test", "robots-unreachable")
+
+
+def test_a_host_given_up_is_dropped_at_once_whatever_its_backoff() -> None:
+    """The last robots.txt failure ends the host while its verdict holds: a backoff
+    longer than the retry must not let the verdict expire and robots.txt be fetched
+    again and again (a refused port backs off; a short --robots-retry-base retries)."""
+    c = core()
+    offer(c, ["a.test"])
+    d = c.decide(T0, 1)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(d.wants, [held := lease("a.test")], T0)
+    assert c.decide(T0, 2) == FetchRobots("a.test", "http://a.test/robots.txt")
+    last = RobotsRules(RobotsKind.DISALLOW_ALL, T0 + 0.1, T0 + 0.2, failures=4)
+    c.on_robots_done("a.test", last, T0 + 0.1, Outcome.CONNECTION_ERROR, 0.1)
+    assert c.limiter("a.test").ready_at() > last.expires_at  # backing off past the retry
+    assert quiet(c, T0 + 0.1) == SkippedUrl(held, "robots-unreachable", None)
+    assert quiet(c, T0 + 0.1) == DropHost("a.test", "robots-unreachable")
 
 
 def test_opted_out_host_is_dropped_without_a_fetch() -> None:

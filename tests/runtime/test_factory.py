@@ -101,12 +101,14 @@ async def test_failed_start_never_removes_an_existing_crawl_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "c"
-    first = CrawlDir(out)
+    settings = build_settings(
+        {"user_agent": UA, "out": out, "store": "redis://127.0.0.1:1/0", "crawl_id": "c1"}
+    )
+    first = CrawlDir(out, factory_module.crawl_identity(settings))
     first.open()
     first.close()
     (out / "crawl.log.jsonl").write_text("{}\n")
     before = sorted(p.name for p in out.iterdir())
-    settings = build_settings({"user_agent": UA, "out": out, "store": "redis://127.0.0.1:1/0"})
 
     def unreachable(*_: object) -> None:
         raise ConfigError("frontier.store", "cannot reach Redis")

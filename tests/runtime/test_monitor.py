@@ -10,20 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from headway.errors import StoreError
 from headway.frontier.store import FrontierCounts
 from headway.runtime.monitor import (
     COUNTS_EVERY,
+    STARTUP_EVERY,
     TICK,
+    CrawlLost,
     Due,
     LeaseSweep,
     MemoryTarget,
     Monitor,
     QuotaResume,
     Readings,
+    Startup,
     StoreRestarts,
 )
 from headway.runtime.stats import NodeStats
+from headway.runtime.summary import StopReason
 
 
 @pytest.mark.parametrize(
@@ -140,55 +143,90 @@ class _Store:
 
     def __init__(self) -> None:
         self.server_restarts = 0
+        self.crawl_lost: str | None = None
 
 
-async def test_a_store_restart_offers_the_seeds_again_once() -> None:
-    store = _Store()
-    offered: list[int] = []
+def _restarts(store: _Store, *, keeps_crawl: bool) -> tuple[StoreRestarts, list[str]]:
+    """A StoreRestarts duty on ``store`` and the calls it made, in order."""
+    calls: list[str] = []
 
-    async def seeds_stored() -> bool:
-        return True
+    async def verify() -> None:
+        calls.append("verify")
+        if not keeps_crawl:
+            store.crawl_lost = "crawl 'c1' lost"
 
     async def offer_again() -> None:
-        offered.append(store.server_restarts)
+        calls.append(f"offer {store.server_restarts}")
+
+    async def read_counts() -> FrontierCounts:
+        calls.append("read counts")
+        return _counts(5)
 
     duty = StoreRestarts(
         store,  # type: ignore[arg-type]
-        seeds_stored=seeds_stored,
+        verify=verify,
         offer_again=offer_again,
-        crawl_id="c1",
+        read_counts=read_counts,
+        use_counts=lambda c: calls.append(f"use {c.queued}"),
     )
+    return duty, calls
+
+
+async def test_a_store_restart_offers_the_seeds_again_once_then_reads_the_counts() -> None:
+    store = _Store()
+    duty, calls = _restarts(store, keeps_crawl=True)
     await duty.tick(0.0)
-    assert offered == []
+    assert calls == []
     store.server_restarts = 1
     await duty.tick(0.25)
     await duty.tick(0.5)
-    assert offered == [1]
+    # the counts are read again after the seeds are back: those read before may be the
+    # restarted store's, and the end check must not take them for a finished crawl
+    assert calls == ["verify", "offer 1", "read counts", "use 5"]
     store.server_restarts = 3
     await duty.tick(0.75)
-    assert offered == [1, 3]
+    assert calls[4:] == ["verify", "offer 3", "read counts", "use 5"]
 
 
-async def test_a_store_restarted_without_the_crawl_ends_the_node() -> None:
+async def test_a_store_restarted_without_the_crawl_offers_nothing_and_stops_the_node() -> None:
     store = _Store()
-    offered: list[int] = []
-
-    async def seeds_stored() -> bool:
-        return False
-
-    async def offer_again() -> None:
-        offered.append(1)
-
-    duty = StoreRestarts(
-        store,  # type: ignore[arg-type]
-        seeds_stored=seeds_stored,
-        offer_again=offer_again,
-        crawl_id="c1",
-    )
+    duty, calls = _restarts(store, keeps_crawl=False)
+    stops: list[StopReason] = []
+    lost = CrawlLost(store, stop=stops.append)  # type: ignore[arg-type]
+    await lost.tick(0.0)
+    assert stops == []
     store.server_restarts = 1
-    with pytest.raises(StoreError, match=r"restarted without crawl 'c1'.*--appendonly yes"):
-        await duty.tick(0.25)
-    assert offered == []  # nothing is offered to a store that lost the crawl
+    await duty.tick(0.25)
+    await lost.tick(0.25)
+    assert calls == ["verify"]  # nothing is offered to a store that lost the crawl
+    assert stops == [StopReason.CRAWL_LOST]
+
+
+async def test_a_crawl_found_lost_by_any_call_stops_the_node() -> None:
+    store = _Store()
+    stops: list[StopReason] = []
+    lost = CrawlLost(store, stop=stops.append)  # type: ignore[arg-type]
+    await lost.tick(0.0)
+    store.crawl_lost = "crawl 'c1' lost: its epoch keys are gone"
+    await lost.tick(0.25)
+    assert stops == [StopReason.CRAWL_LOST]
+
+
+@pytest.mark.parametrize(
+    ("every", "times", "expected"),
+    [
+        # a long interval: due at once, every STARTUP_EVERY during the first, then every
+        (10.0, [0.0, 0.5, 1.0, 2.0, 2.5, 10.0, 11.0, 20.0], [1, 0, 1, 1, 0, 1, 0, 1]),
+        # an interval of at most twice STARTUP_EVERY: no start-up records
+        (2.0, [0.0, 1.0, 2.0, 3.0, 4.0], [1, 0, 1, 0, 1]),
+    ],
+)
+def test_startup_metrics_are_due_every_second_in_the_first_interval(
+    every: float, times: list[float], expected: list[int]
+) -> None:
+    assert STARTUP_EVERY == 1.0
+    when = Startup(every, 0.0)
+    assert [int(when.check(t)) for t in times] == expected
 
 
 async def test_a_resume_file_ends_a_quota_pause_only(tmp_path: Path) -> None:
@@ -258,3 +296,26 @@ async def test_the_monitor_runs_its_duties_in_order_then_the_end_check() -> None
     monitor = Monitor([Note("a"), Note("b")], lambda mono: seen.append(("end", mono)))
     await monitor.tick(7.0)
     assert seen == [("a", 7.0), ("b", 7.0), ("end", 7.0)]
+
+
+async def test_metrics_file_has_a_record_a_second_at_the_start(tmp_path: Path) -> None:
+    """During its first metrics interval (10 s) a run writes a record every second, so
+    that ``headway status`` of a crawl a few seconds old shows what it fetched rather
+    than the start-up record."""
+    from headway.runtime.node import Node
+    from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+    from tests.integration.helpers import crawl_settings
+
+    spec = SimWebSpec(hosts=3, host_spec=HostSpec(pages=40, links_per_page=6), seed=5)
+    async with SimWeb(spec) as web:
+        settings = crawl_settings(
+            tmp_path / "c", delay=0.2, max_duration=3.5, metrics_interval=10.0
+        )
+        summary = await Node(settings, web.seeds()).run()
+    assert summary.fetches > 10
+    lines = (tmp_path / "c" / "metrics.jsonl").read_text().splitlines()
+    written = [json.loads(line) for line in lines]
+    # start-up, about one a second, and the final line at the stop
+    assert 4 <= len(written) <= summary.seconds + 3, len(written)
+    before_stop = [w["fetches"] for w in written[1:-1]]
+    assert before_stop and before_stop[-1] > 0, before_stop

@@ -95,7 +95,10 @@ async def test_one_ready_host_wakes_exactly_one_of_many_waiting_slots(tmp_path: 
     clock = Clock()
     async with running(_frontier(tmp_path / "f.db", 1), clock, _allow(1)) as s:
         slots = [asyncio.create_task(s.next_job()) for _ in range(5)]
-        done, pending = await asyncio.wait(slots, timeout=1.0)
+        await asyncio.wait(slots, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait_for(s.wait_idle(), 5)  # it looked again: nothing more is due
+        done = {t for t in slots if t.done()}
+        pending = [t for t in slots if not t.done()]
         assert len(done) == 1 and len(pending) == 4
         assert isinstance(next(iter(done)).result(), PageJob)
         s.stop()
@@ -136,7 +139,8 @@ async def test_restart_keeps_robots_verdicts_and_backoff(tmp_path: Path) -> None
     restarted = _frontier(db, 0)
     async with running(restarted, clock) as s2:
         waiting = asyncio.create_task(s2.next_job())
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0)  # the slot starts waiting
+        await asyncio.wait_for(s2.wait_idle(), 5)  # the dispatcher looked and waits
         assert not waiting.done()  # the 120 s Retry-After wait survived the restart
         clock.now += 121.0
         s2.wake()
@@ -154,12 +158,13 @@ async def test_a_cancelled_slot_is_not_counted_as_waiting(tmp_path: Path) -> Non
     frontier = _frontier(tmp_path / "f.db", 0)
     async with running(frontier, clock, _allow(1)) as s:
         gone = asyncio.create_task(s.next_job())
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # the slot starts waiting
+        await asyncio.wait_for(s.wait_idle(), 5)  # the dispatcher saw it, found nothing
         gone.cancel()
         await asyncio.gather(gone, return_exceptions=True)
         url = "http://h0.test/p0"
         frontier.add([UrlEntry(url, "h0.test", 0, 0, fingerprint(url))], clock.now)
         s.wake()
-        await asyncio.sleep(0.2)  # the dispatcher looks while nobody waits
+        await asyncio.wait_for(s.wait_idle(), 5)  # the dispatcher looks while nobody waits
         job = await asyncio.wait_for(s.next_job(), 5)
         assert isinstance(job, PageJob) and job.lease.url == url

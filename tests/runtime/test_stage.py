@@ -57,6 +57,39 @@ async def test_keys_take_turns() -> None:
     assert await stage.get_batch(10) == [("costly", i) for i in range(1, 5)]
 
 
+async def test_keys_share_by_cost_and_costly_items_go_alone() -> None:
+    """With a cost per item (the parse queue: bytes to parse), a cheap key's items are
+    taken before a costly key's backlog, and a batch stops before passing ``max_cost``."""
+    stage: Stage[tuple[str, int]] = Stage(
+        "s", 100, weight=lambda item: item[1], key=lambda item: item[0], cost=lambda i: i[1]
+    )
+    for i in range(4):
+        await stage.put(("costly", 1000 + i))
+    for i in range(3):
+        await stage.put(("cheap", 10 + i))
+    assert await stage.get_batch(8, max_cost=1100) == [
+        ("cheap", 10),
+        ("cheap", 11),
+        ("cheap", 12),
+        ("costly", 1000),
+    ]
+    assert await stage.get_batch(8, max_cost=1100) == [("costly", 1001)]
+    assert stage.statistics().bytes == 1002 + 1003
+
+
+async def test_holds_a_key_while_its_item_waits_in_the_stage_or_for_room() -> None:
+    stage = _weighed(10, fair=True)
+    await stage.put(("a", 10))
+    blocked = asyncio.create_task(stage.put(("b", 1)))
+    await asyncio.sleep(0.01)
+    assert stage.holds("a") and stage.holds("b") and not stage.holds("c")
+    assert await stage.get_batch(1) == [("a", 10)]
+    await asyncio.wait_for(blocked, 1)
+    assert not stage.holds("a") and stage.holds("b")
+    assert await stage.get_batch(1) == [("b", 1)]
+    assert not stage.holds("b")
+
+
 async def test_without_key_it_is_fifo() -> None:
     stage = _weighed(10**9)
     for item in [("b", 1), ("a", 2), ("b", 3)]:

@@ -124,3 +124,37 @@ def test_status_shows_the_age_of_the_last_metrics_record(tmp_path: Path) -> None
     last = read_status(tmp_path)["last_metrics"]
     assert isinstance(last, dict)
     assert isinstance(last["age_seconds"], float) and 29.0 <= last["age_seconds"] <= 60.0
+
+
+def test_pages_per_second_is_the_rate_over_a_window_not_the_last_burst() -> None:
+    """Ten hosts at a 3 s gap: ten pages arrive together every 3 s (3.3 pages/s). Read
+    four times a second, the rate stays near 3.3 instead of swinging between 0 and the
+    burst."""
+    from headway.runtime.metrics import RATE_WINDOW, Counters
+
+    counters = Counters()
+    rates = []
+    for step in range(4 * 60):  # a minute of readings every 0.25 s
+        now = step * 0.25
+        if step % 12 == 0:  # every 3 s a burst of ten pages
+            counters.fetches += 10
+            counters.bytes += 10_000
+        st = counters.statistics(in_flight=0, mono=now)
+        if now >= RATE_WINDOW:
+            rates.append((st.pages_per_second, st.bytes_per_second))
+    assert rates
+    assert all(2.9 <= pages <= 3.8 for pages, _ in rates), (min(rates), max(rates))
+    assert all(2900 <= b <= 3800 for _, b in rates)
+
+
+def test_rate_follows_a_stop_within_the_window() -> None:
+    from headway.runtime.metrics import RATE_WINDOW, Counters
+
+    counters = Counters()
+    for step in range(40):  # 20 s at 2 pages/s
+        counters.fetches += 1
+        counters.statistics(in_flight=0, mono=step * 0.5)
+    assert counters.statistics(in_flight=0, mono=20.0).pages_per_second > 1.5
+    # no page for a whole window: the rate is 0, and few readings are kept
+    assert counters.statistics(in_flight=0, mono=20.0 + RATE_WINDOW + 1).pages_per_second == 0
+    assert len(counters._marks) <= RATE_WINDOW / 0.5 + 2

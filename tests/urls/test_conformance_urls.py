@@ -1,4 +1,4 @@
-"""Conformance of canonicalize against shared/conformance/urls.jsonl.
+"""Conformance of canonicalize against tests/data/conformance/urls.jsonl.
 
 Required classes (must_equal, crawler_common, whatwg_failure, must_not_equal) must all
 pass except the cases in SKIP, each with its reason. whatwg_only and library_specific

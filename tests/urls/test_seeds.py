@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -199,3 +201,51 @@ def test_dash_reads_seeds_from_standard_input(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(sys, "stdin", Stdin)
     seeds = load_seeds(Path("-"))
     assert seeds.urls == ["https://example.org/", "http://b.example/x"]
+
+
+@pytest.mark.parametrize(
+    ("line", "seed"),
+    [
+        ("intranet", None),
+        ("g", None),
+        ("intranet/news", None),
+        ("intranet:8080", None),
+        ("bücher", None),
+        ("7", None),
+        ("0x7f", None),
+        ("http://intranet/", "http://intranet/"),
+        ("https://g/", "https://g/"),
+        ("localhost", "https://localhost/"),
+        ("localhost:8080/x", "https://localhost:8080/x"),
+        ("127.0.0.1", "https://127.0.0.1/"),
+        ("[::1]:8080", "https://[::1]:8080/"),
+        ("example.org", "https://example.org/"),
+        ("intranet.corp", "https://intranet.corp/"),
+    ],
+)
+def test_a_bare_word_without_a_scheme_is_no_domain(line: str, seed: str | None) -> None:
+    result = parse_seeds([line])
+    if seed is None:
+        assert result.urls == []
+        assert len(result.problems) == 1 and "bare word" in result.problems[0].reason
+        assert result.unusable == 1
+    else:
+        assert result.urls == [seed] and result.problems == []
+
+
+def test_random_binary_bytes_yield_no_seed(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(15)
+    alphabet = bytes(range(256)) + b"\n" * 64  # short lines: some are one letter
+    path = tmp_path / "seeds.bin"
+    for _ in range(20):
+        path.write_bytes(bytes(rng.choice(alphabet) for _ in range(4096)))
+        try:
+            urls = load_seeds(path).urls
+        except SeedError:
+            continue
+        # a line of noise may hold a dot ('a.p'); none that is one word becomes a seed
+        # (not 'g', nor '7' read as the address 0.0.0.7)
+        hosts = [urlsplit(u).hostname or "" for u in urls]
+        assert all("." in h and re.search("[a-z]", h) for h in hosts), hosts

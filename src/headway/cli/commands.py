@@ -1,11 +1,12 @@
-"""The commands: ``headway crawl``, ``headway node``, ``headway status``,
-``headway simweb``, ``headway bench``. Every setting of ``headway.settings`` is a flag of
-``crawl`` and ``node``."""
+"""The command line: ``headway demo``, ``headway crawl``, ``headway node``,
+``headway status``, ``headway simweb``, ``headway bench``. Every setting of
+``headway.settings`` is a flag of ``crawl`` and ``node``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -25,7 +26,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("headway")
 
+#: Exit code of a crawl that ended without reaching any host of its seeds (README).
+EXIT_UNREACHABLE = 3
+#: Seconds after a first stop signal within which another one is the same request
+#: delivered twice (``timeout`` and service managers signal the process, then its
+#: group), not the operator's second Ctrl-C.
+SAME_STOP_SECONDS = 1.0
+
 _SHORT = {"out": "-o", "quiet": "-q"}
+#: The commands ``headway --help`` lists (``bench-crawl`` is internal).
+COMMANDS = ("demo", "crawl", "node", "status", "simweb", "bench")
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +48,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help_text = f"{key.help} (default: {_default_text(key)}; env {key.env})"
         if key.choices:
             help_text += f"; one of: {', '.join(key.choices)}"
+        help_text = help_text.replace("%", "%%")  # argparse reads % as a format code
         kwargs: dict[str, Any] = {"dest": key.name, "default": argparse.SUPPRESS, "help": help_text}
         if key.kind == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
@@ -59,11 +70,22 @@ def _default_text(key: Key) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="headway", description="A polite, fast, crash-safe web crawler writing WARC/1.1."
+        prog="headway",
+        description="A polite, fast, crash-safe web crawler writing WARC/1.1.",
+        epilog="First time? `headway demo` crawls a simulated web on this machine, no "
+        "internet needed, and says what to look at.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"headway {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    crawl = sub.add_parser(
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}"
+    )
+    # no abbreviations: "--max-page 5" must be an error, not --max-pages
+    add_parser = functools.partial(sub.add_parser, allow_abbrev=False)
+    from headway.cli.demo import add_demo_parser
+
+    add_demo_parser(add_parser)
+    crawl = add_parser(
         "crawl",
         help="crawl outward from seeds into a crawl directory",
         description="Crawl outward from the seeds, politely, into the crawl directory (--out). "
@@ -77,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     crawl.add_argument("--config", type=Path, default=None, help="TOML settings file")
     _add_setting_flags(crawl)
-    node = sub.add_parser(
+    node = add_parser(
         "node",
         help="join a shared crawl (--store, --crawl-id) as one more node, without seeds",
         description="Run one more node of a shared crawl: it takes its share of the crawl's "
@@ -86,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     node.add_argument("--config", type=Path, default=None, help="TOML settings file")
     _add_setting_flags(node)
-    status = sub.add_parser(
+    status = add_parser(
         "status",
         help="show the state of a crawl directory, or of a shared crawl (--store, --crawl-id)",
     )
@@ -102,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("HEADWAY_CRAWL_ID"),
         help="the shared crawl's id (with a redis --store)",
     )
-    sim = sub.add_parser(
+    sim = add_parser(
         "simweb",
         help="serve the simulated web for trying configurations",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -139,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="with --change-every: seconds between content versions of a changing page",
     )
-    bench = sub.add_parser(
+    bench = add_parser(
         "bench",
         help="crawl the simulated web and print speed figures",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -169,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="source tree (its src/ folder) of an earlier headway: each case runs first "
         "with it, then with this one, on the same server (before/after figures)",
     )
-    crawl_child = sub.add_parser("bench-crawl", help=argparse.SUPPRESS)
+    # internal (the crawl process of ``headway bench``): no help, so not listed
+    crawl_child = add_parser("bench-crawl")
     crawl_child.add_argument("config")
     return parser
 
@@ -217,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
             return _crawl(args)
         if args.command == "status":
             return _status(args)
+        if args.command == "demo":
+            from headway.cli.demo import demo_command
+
+            return demo_command(args, run_node=_run_node, setup_logging=_setup_logging)
         if args.command == "simweb":
             from headway.testing.serve import simweb_command
 
@@ -224,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bench":
             return _bench(args)
         if args.command == "bench-crawl":
-            from headway.runtime.bench import crawl_child
+            from headway.bench.harness import crawl_child
 
             print(json.dumps(crawl_child(json.loads(args.config))), flush=True)
             return 0
@@ -391,7 +418,9 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     from headway.runtime.summary import StopReason
 
     print_summary(summary, settings, quiet=settings.output.quiet)
-    return 130 if summary.stopped_by is StopReason.INTERRUPTED else 0
+    if summary.stopped_by is StopReason.INTERRUPTED:
+        return 130
+    return EXIT_UNREACHABLE if summary.seeds_unreached else 0
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
@@ -404,16 +433,18 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
     on_stats = progress.update if every is not None else None
     node = Node(settings, seeds, optout=optout, on_stats=on_stats, stats_interval=every)
     loop = asyncio.get_running_loop()
-    interrupts = 0
+    first_stop: float | None = None
 
     def on_interrupt() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
+        nonlocal first_stop
+        if first_stop is None:
+            first_stop = time.monotonic()
             log.warning("stopping: finishing what was fetched (Ctrl-C again to quit now)")
             node.request_stop(StopReason.INTERRUPTED)
-        else:
+        elif time.monotonic() - first_stop >= SAME_STOP_SECONDS:
             os._exit(130)
+        else:  # the same stop request sent to the process and to its group
+            log.debug("stop signal repeated within %.0f s: the same request", SAME_STOP_SECONDS)
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     loop.add_signal_handler(signal.SIGTERM, on_interrupt)
@@ -428,7 +459,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from headway.runtime.bench import BenchCase, parse_size, report_lines, run_bench
+    from headway.bench.harness import BenchCase, parse_size, report_lines, run_bench
 
     try:
         sizes = [parse_size(s) for s in args.size]

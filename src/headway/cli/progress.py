@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -10,6 +12,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
+
+from headway.runtime.reach import UNREACHABLE_LISTED
 
 if TYPE_CHECKING:
     from headway.runtime.stats import NodeStats
@@ -177,11 +181,46 @@ def _recrawl_row(summary: CrawlSummary) -> str:
     )
 
 
+def _failed_text(summary: CrawlSummary, settings: Settings) -> str:
+    """The frontier's failed URLs, robots-disallowed ones apart where they can be told
+    apart: the frontier counts them as failed over the whole crawl, the node only this
+    run's, so they are subtracted only for a first run on the embedded store."""
+    failed, disallowed = summary.frontier.failed, summary.robots_disallowed
+    if not disallowed:
+        return f"failed {failed}"
+    if summary.resumed or settings.frontier.store:
+        return f"failed {failed} (robots-disallowed ones included)"
+    return f"failed {max(failed - disallowed, 0)}, robots-disallowed {disallowed}"
+
+
+def summary_json(summary: CrawlSummary, settings: Settings) -> str:
+    """The summary as one JSON line (``--log-format json``): every field of
+    ``CrawlSummary``, and the crawl directory."""
+    body = dataclasses.asdict(summary)
+    body["crawl_directory"] = str(settings.crawl.out)
+    line = {"time": time.time(), "level": "INFO", "message": "crawl summary", "summary": body}
+    return json.dumps(line, separators=(",", ":"))
+
+
+def _unreachable_row(summary: CrawlSummary) -> str:
+    """The hosts no request of this run reached, each with why (the first listed)."""
+    hosts = summary.unreachable
+    shown = [f"{u.host} ({u.reason.split(';')[0]})" for u in hosts[:UNREACHABLE_LISTED]]
+    more = f"; and {len(hosts) - len(shown)} more" if len(hosts) > len(shown) else ""
+    return f"{len(hosts)}: " + "; ".join(shown) + more
+
+
 def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> None:
+    if settings.output.log_format == "json":
+        print(summary_json(summary, settings), flush=True)
+        return
     console = Console(stderr=False)
     fr = summary.frontier
+    ended = str(summary.stopped_by)
+    if summary.seeds_unreached:
+        ended += " (no host of the seeds could be reached)"
     rows = [
-        ("stopped by", summary.stopped_by + (" (resumed crawl)" if summary.resumed else "")),
+        ("stopped by", ended + (" (resumed crawl)" if summary.resumed else "")),
         ("crawl directory", str(settings.crawl.out)),
         (
             "pages fetched (this run)",
@@ -203,9 +242,15 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         ("outcomes", ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())) or "-"),
         (
             "frontier",
-            f"queued {fr.queued}, done {fr.done}, failed {fr.failed}, "
+            f"queued {fr.queued}, done {fr.done}, {_failed_text(summary, settings)}, "
             + (f"parked for a revisit {fr.revisits_parked}, " if fr.revisits_parked else "")
             + f"seen {fr.seen}, hosts queued {fr.hosts_queued}",
+        ),
+        (
+            "robots-disallowed",
+            f"{summary.robots_disallowed} URLs not fetched this run: robots.txt disallows them"
+            if summary.robots_disallowed
+            else "none",
         ),
         ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items()) if v) or "none"),
         (
@@ -220,11 +265,13 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         ("recrawl", _recrawl_row(summary)),
         ("peak RSS", f"{summary.peak_rss_mib:.0f} MiB"),
     ]
+    if summary.unreachable:
+        rows.insert(5, ("unreachable hosts", _unreachable_row(summary)))
     if quiet:
         console.print(
-            f"headway: {summary.stopped_by}: {summary.fetches} "
+            f"headway: {ended}: {summary.fetches} "
             f"page{'' if summary.fetches == 1 else 's'} in "
-            f"{summary.seconds:.1f}s, queued {fr.queued}, failed {fr.failed}"
+            f"{summary.seconds:.1f}s, queued {fr.queued}, {_failed_text(summary, settings)}"
             + (
                 f", {fr.revisits_parked} waiting for a revisit (--recrawl)"
                 if fr.revisits_parked
@@ -235,6 +282,7 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
                 if summary.requeued_at_stop
                 else ""
             )
+            + (f", unreachable hosts {_unreachable_row(summary)}" if summary.unreachable else "")
         )
         return
     table = Table(title="headway crawl summary", show_header=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from headway.errors import CrawlDirError, StoreError
 from headway.frontier.backends import SharedOptions, StoreTarget, backend_for
-from headway.runtime.crawldir import MARKER, CrawlPaths, format_note, read_marker
+from headway.runtime.crawldir import MARKER, CrawlPaths, format_note, identity_of, read_marker
 from headway.runtime.stats import Decoded, from_json
 
 
@@ -32,6 +32,10 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
         "node_id": info.get("node_id"),
         "running": _running(root / "lock"),
     }
+    identity = identity_of(info)
+    out["belongs_to"] = (
+        identity.describe() if identity is not None else "not recorded (an earlier version)"
+    )
     note = format_note(info["format"])
     if note is not None:
         out["format_note"] = note
@@ -149,7 +153,7 @@ def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
                 "last_heartbeat_age": round(now - n.last_heartbeat, 1),
                 "leases_held": decoded.stats.leases.held,
                 "software": decoded.stats.software,
-                "note": record_note(decoded) if decoded.missing else "",
+                "note": _node_note(n.record, decoded),
             }
         )
     return {
@@ -162,28 +166,139 @@ def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
     }
 
 
+def _frontier_line(f: dict[str, Any]) -> str:
+    parked = f.get("revisits_parked") or 0
+    return (
+        f"queued {f['queued']:,}, in flight {f['leased']:,}, done {f['done']:,}, "
+        f"failed {f['failed']:,}, seen {f['seen']:,}, hosts with URLs queued "
+        f"{f['hosts_queued']:,}" + (f", waiting for a revisit {parked:,}" if parked else "")
+    )
+
+
+def _shed_text(f: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(f.get("shed", {}).items()) if v) or "none"
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def shared_state(status: dict[str, Any]) -> str:
+    """The shared crawl's state in words: running (on how many nodes), finished, or
+    stopped with work left and no node to do it."""
+    f = status["frontier"]
+    nodes = len(status["nodes"])
+    left = f["queued"] + f["leased"]
+    if nodes:
+        shards = status["unowned_shards"]
+        orphan = f", {shards} of {status['shards']} shards without a node" if shards else ""
+        return f"running on {nodes} node{'' if nodes == 1 else 's'}{orphan}"
+    if left == 0:
+        return "finished: nothing queued or in flight, and no node running"
+    return (
+        f"stopped: no node running, {left:,} URLs left (headway node --store ... "
+        "--crawl-id ... continues it)"
+    )
+
+
+def shared_status_lines(status: dict[str, Any]) -> list[str]:
+    """``headway status --store ... --crawl-id ...`` as text: the state, the frontier,
+    and a row per live node."""
+    f = status["frontier"]
+    lines = [
+        f"crawl {status['crawl_id']} in {status['store']}",
+        f"  state     {shared_state(status)}",
+        f"  frontier  {_frontier_line(f)}",
+        f"  shed      {_shed_text(f)}",
+    ]
+    if not status["nodes"]:
+        return lines
+    head = ("node", "pages", "pages/s", "errors", "shards", "heartbeat")
+    lines.append("  {:<28} {:>9} {:>8} {:>7} {:>6} {:>10}".format(*head))
+    for n in status["nodes"]:
+        lines.append(
+            f"  {n['node']:<28} {n['pages']:>9,} {n['pages_per_second']:>8.1f} {n['errors']:>7,}"
+            f" {n['shards_held']:>6} {n['last_heartbeat_age']:>8.1f}s ago"
+        )
+        if n["note"]:
+            lines.append(f"    {n['node']}: {n['note']}")
+    return lines
+
+
+#: What a node that has not yet published statistics shows (a node publishes nothing,
+#: or an empty record in earlier versions, before its first reading, about a second).
+STARTING = "starting: no statistics published yet"
+
+
+def _node_note(record: str | None, decoded: Decoded) -> str:
+    if record is None or record.strip() == "{}":
+        return STARTING
+    return record_note(decoded) if decoded.missing else ""
+
+
 def print_shared_status(store: str, crawl_id: str, as_json: bool = False) -> int:
     status = shared_status(store, crawl_id)
     if as_json:
         print(json.dumps(status, indent=2))
         return 0
-    f = status["frontier"]
-    print(f"crawl {status['crawl_id']} in {status['store']}: {status['shards']} shards")
-    print(
-        f"  queued {f['queued']:,}  in flight {f['leased']:,}  done {f['done']:,}"
-        f"  failed {f['failed']:,}  seen {f['seen']:,}  hosts queued {f['hosts_queued']:,}"
-    )
-    print(f"  live nodes {len(status['nodes'])}, shards without a node {status['unowned_shards']}")
-    head = ("node", "pages", "pages/s", "errors", "shards", "heartbeat")
-    print("  {:<28} {:>9} {:>8} {:>7} {:>6} {:>10}".format(*head))
-    for n in status["nodes"]:
-        print(
-            f"  {n['node']:<28} {n['pages']:>9,} {n['pages_per_second']:>8.1f} {n['errors']:>7,}"
-            f" {n['shards_held']:>6} {n['last_heartbeat_age']:>8.1f}s ago"
-        )
-        if n["note"]:
-            print(f"    {n['node']}: {n['note']}")
+    print("\n".join(shared_status_lines(status)))
     return 0
+
+
+def local_state(status: dict[str, Any]) -> str:
+    """A crawl directory's state in words."""
+    running = str(status["running"])
+    f = status.get("frontier")
+    if running.startswith("yes"):
+        return "running" + running.removeprefix("yes")
+    if f is None:
+        return f"not running ({running}); frontier not readable here"
+    left = f["queued"] + f["leased"]
+    if left == 0:
+        parked = f.get("revisits_parked") or 0
+        more = f"; {parked:,} pages wait for a revisit (--recrawl)" if parked else ""
+        return f"finished: nothing queued{more}" if running == "no" else f"unknown ({running})"
+    return f"stopped with {left:,} URLs left: the same headway crawl command continues it"
+
+
+def status_lines(status: dict[str, Any]) -> list[str]:
+    """``headway status DIR`` as text."""
+    lines = [
+        f"crawl directory {status['directory']} (format {status['format']}, node "
+        f"{status['node_id']})",
+        f"  state         {local_state(status)}",
+    ]
+    if "format_note" in status:
+        lines.append(f"  format        {status['format_note']}")
+    f = status.get("frontier")
+    if f is not None:
+        lines.append(f"  frontier      {_frontier_line(f)}")
+        lines.append(f"  shed          {_shed_text(f)}")
+    files = status["warc_files"]
+    lines.append(
+        f"  WARC          {files} file{'' if files == 1 else 's'}, {_size(status['warc_bytes'])}"
+    )
+    m = status.get("last_metrics")
+    if m is not None:
+        text = (
+            f"{m['fetches']:,} pages this run, {m['pages_per_second']:.1f} pages/s, "
+            f"errors {m['errors']:,}, retries {m['retry_ratio']:.0%} (recorded "
+            f"{m['age_seconds']:.0f} s ago)"
+        )
+        rc = m.get("recrawl")
+        if rc:
+            text += (
+                f"; revisits {rc['revisits']:,} (changed {rc['changed']:,}, unchanged "
+                f"{rc['unchanged']:,}, 304 {rc['not_modified']:,})"
+            )
+        lines.append(f"  last record   {text}")
+    if "last_metrics_note" in status:
+        lines.append(f"  record note   {status['last_metrics_note']}")
+    return lines
 
 
 def print_status(
@@ -193,6 +308,5 @@ def print_status(
     if as_json:
         print(json.dumps(status, indent=2))
         return 0
-    for key, value in status.items():
-        print(f"{key}: {value}")
+    print("\n".join(status_lines(status)))
     return 0

@@ -161,6 +161,10 @@ def classify_error(exc: BaseException) -> tuple[Outcome, str]:
         return Outcome.TIMEOUT, text
     if isinstance(exc, aiohttp.ClientHttpProxyError):
         return Outcome.CONNECTION_ERROR, text
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
+        exc.os_error, ConnectionRefusedError
+    ):  # uvloop's text ("Connect call failed") does not say it
+        return Outcome.CONNECTION_ERROR, f"connection refused: {text}"
     if isinstance(exc, aiohttp.ClientPayloadError) and "not completed" in str(exc):
         return Outcome.CONNECTION_ERROR, text  # the peer closed before the body ended
     if isinstance(exc, aiohttp.ClientConnectionError | OSError) and not isinstance(

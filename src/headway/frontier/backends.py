@@ -5,10 +5,11 @@ it. Contract:
 - ``redis://``, ``rediss://`` and ``redis+cluster://`` name the shared Redis backend; it
   is looked up lazily (``BACKEND_MODULES``), so an installation without it gives a clear
   "not available" error naming the setting, never an import traceback.
-- A backend module exposes ``BACKEND``, an object with ``check``, ``open`` and
-  ``read_counts`` (the ``FrontierBackend`` protocol). ``check`` refuses a malformed
+- A backend module exposes ``BACKEND``, an object with ``check``, ``open``,
+  ``read_counts`` and ``shown`` (the ``FrontierBackend`` protocol). ``check`` refuses a malformed
   ``store`` value (settings validation); ``open`` builds the store for one node;
-  ``read_counts`` reads the totals without disturbing a running crawl (``headway status``).
+  ``read_counts`` reads the totals without disturbing a running crawl (``headway status``);
+  ``shown`` is the ``store`` value with its password masked (a crawl directory's record).
 - A backend receives only its own options (``StoreTarget``: the frontier's caps, the
   SQLite page cache, a shared crawl's options), never the whole settings tree; the
   runtime maps the settings onto them (``headway.runtime.components.store_target``).
@@ -74,6 +75,10 @@ class FrontierBackend(Protocol):
     def read_counts(self, target: StoreTarget) -> FrontierCounts | None:
         """The frontier's totals read without disturbing a running crawl; None when the
         crawl has no frontier yet."""
+        ...
+
+    def shown(self, store: str) -> str:
+        """``store`` as written to files and messages: its password masked."""
         ...
 
 

@@ -162,7 +162,8 @@ class FrontierCounts:
 
 @dataclass(frozen=True, slots=True)
 class FrontierLimits:
-    """Caps of the frontier. Bloom sizing fixes its memory whatever the crawl size."""
+    """Caps of the frontier. ``bloom_capacity``: the largest sizing of the seen filter
+    (the embedded store's grows to it with the crawl; Redis bitmaps are sized for it)."""
 
     host_budget: int = 10_000
     max_queued: int = 10_000_000
@@ -299,8 +300,8 @@ class FrontierStore(Protocol):
 
 class SharedCrawl(Protocol):
     """What the frontier of a crawl shared by many nodes adds (``FrontierStore.shared``).
-    ``get_meta``/``set_meta_once`` are called from the frontier's worker thread like the
-    ``FrontierStore`` methods; the rest does no IO."""
+    ``get_meta``/``set_meta_once``/``verify_epoch`` are called from the frontier's worker
+    thread like the ``FrontierStore`` methods; the rest does no IO."""
 
     @property
     def store_url(self) -> str:
@@ -311,6 +312,16 @@ class SharedCrawl(Protocol):
     def server_restarts(self) -> int:
         """Times the store was found restarted after an outage: it may have lost its last
         writes (recently admitted URLs, or the whole crawl)."""
+        ...
+
+    @property
+    def crawl_lost(self) -> str | None:
+        """Why the crawl is lost (one line: its keys are gone from the store, by a flush,
+        eviction or a failover), once a call found it so; None while the store holds it."""
+        ...
+
+    def verify_epoch(self) -> None:
+        """Check that the store still holds the crawl (its epoch); mark it lost if not."""
         ...
 
     def get_meta(self, key: str) -> str | None:

@@ -33,7 +33,6 @@ pool.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -125,11 +124,7 @@ class ParsedPage:
 class ParseTask:
     """Arguments of one ``parse_page`` call (or, with ``handler`` other than ``html``,
     of one content handler's, see ``headway.parse.handlers.run_task``), picklable, for a
-    process pool.
-
-    ``sleep_seconds`` is a test hook only: ``parse_task`` sleeps that long before parsing,
-    so flow-control tests can make the parse stage the slow one.
-    """
+    process pool."""
 
     url: str
     body: bytes
@@ -138,7 +133,6 @@ class ParseTask:
     robots_token: str = "headway"
     options: CanonOptions = DEFAULT_OPTIONS
     max_links: int = 10_000
-    sleep_seconds: float = 0.0
     handler: str = "html"  # the content handler that reads it (headway.parse.handlers)
     truncated: str | None = None  # why the fetch cut the body, if it did
     max_document: int = 50 * 1024 * 1024  # a document's bytes once unpacked (gzip), at most
@@ -146,8 +140,6 @@ class ParseTask:
 
 def parse_task(args: ParseTask) -> ParsedPage:
     """``parse_page`` over a ``ParseTask``; a top-level function for process pools."""
-    if args.sleep_seconds > 0:
-        time.sleep(args.sleep_seconds)  # test hook, see ParseTask
     return parse_page(
         args.url,
         args.body,

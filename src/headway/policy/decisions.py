@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from headway.frontier.store import LeasedUrl
 from headway.policy.hoststate import HostState
 
+#: The note of a URL settled without a fetch because robots.txt disallows it.
+ROBOTS_DISALLOWED = "robots-disallowed"
+
 
 @dataclass(frozen=True, slots=True)
 class FetchRobots:

@@ -34,11 +34,12 @@ import heapq
 import itertools
 import math
 from collections import OrderedDict, deque
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
 from headway.policy.decisions import (
+    ROBOTS_DISALLOWED,
     Decision,
     DropHost,
     FetchPage,
@@ -59,6 +60,7 @@ from headway.urls.domain import match_host, strip_port
 from headway.urls.scope import OptOut
 
 __all__ = [
+    "ROBOTS_DISALLOWED",
     "Decision",
     "DropHost",
     "FetchPage",
@@ -109,8 +111,11 @@ class ScheduleCore:
         robots: RobotsCache | None = None,
         optout: OptOut | None = None,
         page_budget: float = math.inf,
+        waits_for_parser: Callable[[str], bool] | None = None,
     ) -> None:
         self.params = params
+        # whether a host's last page still waits for a parser (see _decide_host)
+        self._waits_for_parser = waits_for_parser
         self.robots = robots if robots is not None else RobotsCache()
         self._optout = optout
         ceilings = params.host_ceilings
@@ -316,8 +321,8 @@ class ScheduleCore:
         self._robots_out.discard(host)
         if saved is not None:
             self._to_save[host] = HostState(robots=saved, wait=wait_of(lim, now))
-        if host in self._held:
-            self._push(host, lim.ready_at())
+        if host in self._held:  # a host given up is decided at once, while its verdict holds
+            self._push(host, now if self._given_up(rules) else lim.ready_at())
 
     def _apply_delay(self, host: str, lim: HostLimiter, rules: RobotsRules) -> None:
         # A site asking for more than crawl_delay_max between requests still gets its full
@@ -400,6 +405,10 @@ class ScheduleCore:
     def _decide_host(self, host: str, now: float) -> str | None:
         """Append what ``host`` needs to the actions: "lease" when it needs a URL first."""
         lim = self.limiter(host)
+        known = self.robots.get(host, now)
+        if self._given_up(known):  # final: no request, so no wait for the host's turn
+            self._final(host, "robots-unreachable")
+            return None
         if not lim.can_start(now):
             self._push(host, lim.ready_at())
             return None
@@ -407,17 +416,12 @@ class ScheduleCore:
         if self._optout is not None and self._optout.blocks(host):
             self._final(host, "opted-out")
             return None
-        known = self.robots.get(host, now)
         if known is not None and known.kind is RobotsKind.BLOCKED:
             # the address guard refused the host's address: final, its URLs fail at once
             self._final(host, "blocked-address")
             return None
         if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
-            # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time,
-            # and give up for good after robots_give_up failures
-            if known.failures >= self.params.robots_give_up:
-                self._final(host, "robots-unreachable")
-                return None
+            # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time
             for url in self._held.pop_all(host):
                 self._actions.append(SkippedUrl(url, "robots-unavailable", known.expires_at))
             self._push(host, known.expires_at)
@@ -432,9 +436,16 @@ class ScheduleCore:
             scheme = held.url.split(":", 1)[0]
             self._actions.append(FetchRobots(host, f"{scheme}://{host}/robots.txt"))
             return "job"
+        if self._waits_for_parser is not None and self._waits_for_parser(host):
+            # its last page still waits in the parse queue: its next fetch waits too (a
+            # look every recheck_interval), so that when parsing sets the pace, hosts
+            # share fetch starts the way the parse queue shares the parser, instead of
+            # the hosts ready longest taking every start
+            self._push(host, now + self.params.recheck_interval)
+            return None
         self._held.pop(host)
         if not known.allowed(held.url):
-            self._actions.append(SkippedUrl(held, "robots-disallowed", None))
+            self._actions.append(SkippedUrl(held, ROBOTS_DISALLOWED, None))
             self._push(host, now)  # its next URL: held, or in the next lease batch
             return None
         retry = held.attempts > 0
@@ -444,6 +455,14 @@ class ScheduleCore:
         self._push(host, lim.ready_at())
         self._actions.append(FetchPage(held, retry))
         return "job"
+
+    def _given_up(self, known: RobotsRules | None) -> bool:
+        """robots.txt failed ``robots_give_up`` times in a row (RFC 9309 2.3.1.3)."""
+        return (
+            known is not None
+            and known.kind is RobotsKind.DISALLOW_ALL
+            and known.failures >= self.params.robots_give_up
+        )
 
     def _final(self, host: str, reason: str) -> None:
         for url in self._held.pop_all(host):

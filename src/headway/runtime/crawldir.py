@@ -2,7 +2,8 @@
 
 Layout (format version ``CRAWL_FORMAT_VERSION``)::
 
-    <out>/headway.json        format version, the software that created it, the node id
+    <out>/headway.json        format version, the software that created it, the node id,
+                              the crawl it belongs to (store, crawl id)
     <out>/lock                held (flock) by the running node; a second node is refused
     <out>/frontier.sqlite3    the frontier (SQLite, WAL)
     <out>/frontier.sqlite3.bloom  its seen filter's bitmap, saved at a clean stop
@@ -17,6 +18,13 @@ from ``index.cdxj`` at every start) opens with ``upgrade_from == 1``: a node id 
 at once, and the node moves the index's payload digests into the frontier backend and
 then calls ``finish_upgrade``. Until then the directory stays format 1, so an upgrade cut
 short by a crash is simply done again.
+
+A directory belongs to one crawl (``CrawlIdentity``): its own embedded frontier, or one
+shared crawl (store URL, password masked, and crawl id), recorded in ``headway.json``
+when it is created. Opening it for another crawl is a ``CrawlDirError`` naming the crawl
+it belongs to. A directory written before the crawl was recorded is taken to be what its
+files say (a ``frontier.sqlite3``: its own frontier; none: a shared crawl) and, when that
+matches, the crawl opening it is recorded.
 """
 
 from __future__ import annotations
@@ -40,6 +48,10 @@ log = logging.getLogger(__name__)
 
 MARKER = "headway.json"
 
+#: The keys of ``headway.json`` that name the crawl a directory belongs to.
+STORE_KEY = "store"
+CRAWL_ID_KEY = "crawl_id"
+
 _NODE_ID_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -47,6 +59,27 @@ def new_node_id() -> str:
     """A fresh node id: the machine's short name and a random suffix, in ``[A-Za-z0-9._-]``."""
     host = re.sub(r"[^A-Za-z0-9-]", "", socket.gethostname().split(".")[0])[:40] or "node"
     return f"{host}-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlIdentity:
+    """The crawl a directory belongs to: ``store`` empty for the embedded frontier in the
+    directory, else the shared store's URL with its password masked, and ``crawl_id``
+    (None without a store)."""
+
+    store: str = ""
+    crawl_id: str | None = None
+
+    def describe(self) -> str:
+        if not self.store:
+            return "a crawl with its own frontier in the directory (no --store)"
+        return f"the shared crawl {self.crawl_id!r} in {self.store}"
+
+    def resume_hint(self) -> str:
+        """How to run the crawl this identity names."""
+        if not self.store:
+            return "run it without --store and --crawl-id"
+        return f"give --store {self.store} --crawl-id {self.crawl_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +119,13 @@ class CrawlPaths:
 
 
 class CrawlDir:
-    """Opens (creating if new) and locks a crawl directory; refuses other formats.
-    After ``open``: ``node_id``, ``resumed``, and ``upgrade_from`` (the old format of a
-    directory being upgraded, else None)."""
+    """Opens (creating if new) and locks a crawl directory of the crawl ``identity``;
+    refuses other formats and other crawls. After ``open``: ``node_id``, ``resumed``, and
+    ``upgrade_from`` (the old format of a directory being upgraded, else None)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, identity: CrawlIdentity | None = None) -> None:
         self.paths = CrawlPaths(root)
+        self.identity = identity if identity is not None else CrawlIdentity()
         self._lock: IO[str] | None = None
         self.resumed = False
         self.node_id = ""
@@ -104,6 +138,9 @@ class CrawlDir:
         (read-only, full, a name too long) is a CrawlDirError naming the directory."""
         try:
             return self._open()
+        except CrawlDirError:
+            self.close()  # refused: the lock is let go at once
+            raise
         except OSError as exc:
             self.close()
             raise CrawlDirError(
@@ -139,6 +176,7 @@ class CrawlDir:
                     f"{marker} holds no valid node_id; this directory cannot be resumed"
                 )
             self.node_id = str(info["node_id"])
+            self._check_identity(info)
         else:
             self.node_id = new_node_id()
             self.created = True
@@ -147,9 +185,50 @@ class CrawlDir:
                     "format": CRAWL_FORMAT_VERSION,
                     "software": f"headway/{__version__}",
                     "node_id": self.node_id,
+                    STORE_KEY: self.identity.store,
+                    CRAWL_ID_KEY: self.identity.crawl_id,
                 }
             )
         return self.paths
+
+    def _check_identity(self, info: dict[str, object]) -> None:
+        """Refuse to open the directory for another crawl than the one it belongs to; a
+        directory that does not say (written before it was recorded) is judged by its
+        files and then records the crawl that opens it."""
+        root = self.paths.root
+        recorded = identity_of(info)
+        if recorded is None:
+            self._check_unrecorded()
+            info[STORE_KEY] = self.identity.store
+            info[CRAWL_ID_KEY] = self.identity.crawl_id
+            self._write_marker(info)
+            log.info("%s now records that it belongs to %s", root, self.identity.describe())
+        elif recorded != self.identity:
+            raise CrawlDirError(
+                f"{root} belongs to {recorded.describe()}, not {self.identity.describe()}: "
+                f"{recorded.resume_hint()} to resume it, or choose another --out"
+            )
+
+    def _check_unrecorded(self) -> None:
+        """A directory that does not say which crawl it belongs to is judged by its files:
+        its own frontier file (or format 1, which had nothing else) is a crawl of its
+        own; outputs named after its node without one are a node of a shared crawl."""
+        root, node = self.paths.root, self.node_id
+        own = self.paths.frontier.exists() or self.upgrade_from is not None
+        shared = not own and any(
+            p.exists()
+            for p in (self.paths.for_node(node).crawl_log, self.paths.for_node(node).cdxj)
+        )
+        if own and self.identity.store:
+            what, hint = CrawlIdentity().describe(), CrawlIdentity().resume_hint()
+        elif shared and not self.identity.store:
+            what, hint = "a shared crawl (--store)", "give the --store and --crawl-id it had"
+        else:
+            return
+        raise CrawlDirError(
+            f"{root} belongs to {what}, not {self.identity.describe()}: {hint} to resume it, "
+            "or choose another --out"
+        )
 
     def finish_upgrade(self) -> None:
         """Record that the directory now has the current format (after the node moved
@@ -245,6 +324,21 @@ def read_marker(marker: Path) -> dict[str, object]:
         raise CrawlDirError(f"{marker} is unreadable; this directory cannot be resumed")
     assert isinstance(info, dict)
     return info
+
+
+def identity_of(info: dict[str, object]) -> CrawlIdentity | None:
+    """The crawl ``headway.json`` says its directory belongs to; None when it does not say
+    (written before that was recorded)."""
+    if STORE_KEY not in info:
+        return None
+    store = info.get(STORE_KEY)
+    crawl_id = info.get(CRAWL_ID_KEY)
+    if not isinstance(store, str) or not (crawl_id is None or isinstance(crawl_id, str)):
+        raise CrawlDirError(
+            f"{MARKER} of this directory holds no valid {STORE_KEY}/{CRAWL_ID_KEY}; "
+            "this directory cannot be resumed"
+        )
+    return CrawlIdentity(store, crawl_id if store else None)
 
 
 def format_note(fmt: object) -> str | None:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from headway.errors import ConfigError, CrawlDirError, HeadwayError
 from headway.fetch.client import FetchConfig, tls_context
-from headway.frontier.backends import backend_for
+from headway.frontier.backends import backend_for, store_scheme
 from headway.frontier.store import FrontierStore
 from headway.policy.robots import RobotsCache
 from headway.runtime.components import fetch_config, host_limit_params, store_target
-from headway.runtime.crawldir import CrawlDir, CrawlPaths
+from headway.runtime.crawldir import CrawlDir, CrawlIdentity, CrawlPaths
 from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
 from headway.runtime.parsepool import ParsePool
@@ -35,7 +35,7 @@ from headway.runtime.recrawl import Recrawl, recrawl_for
 from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.weights import page_host, page_weight, settle_weight
+from headway.runtime.weights import page_host, page_weight, parse_cost, settle_weight
 from headway.runtime.worker import ThreadWorker
 from headway.settings import MIB, Settings, parse_host_limits
 from headway.store.cdxj import load_digests
@@ -44,8 +44,11 @@ from headway.work.items import FetchedPage, SettleItem, Work
 
 log = logging.getLogger(__name__)
 
-#: Pages sent to a parser process in one round trip (when that many are waiting).
+#: Pages sent to a parser process in one round trip (when that many are waiting) ...
 PARSE_BATCH = 8
+#: ... while their parse cost (``weights.parse_cost``) adds up to at most this: a costly
+#: page goes alone, so a cheap page never waits behind several of them in one call.
+PARSE_BATCH_COST = 1 * MIB
 
 
 @dataclass(slots=True)
@@ -79,6 +82,15 @@ def check_inputs(settings: Settings) -> FetchConfig:
     tls_context(fetch.ca_file)  # fetch.ca_file
     backend_for(settings.frontier.store)  # frontier.store
     return fetch
+
+
+def crawl_identity(settings: Settings) -> CrawlIdentity:
+    """The crawl a node's directory belongs to: its own frontier, or the shared crawl of
+    ``--store`` (password masked) and ``--crawl-id``."""
+    store = settings.frontier.store
+    if store_scheme(store) == "sqlite":
+        return CrawlIdentity()
+    return CrawlIdentity(backend_for(store).shown(store), settings.distributed.crawl_id)
 
 
 def start_exporter(port: int) -> PrometheusExporter:
@@ -128,7 +140,7 @@ async def build_node_parts(
         if s.runtime.metrics_port:
             exporter = start_exporter(s.runtime.metrics_port)
             stack.callback(exporter.close)
-        crawldir = CrawlDir(s.crawl.out)
+        crawldir = CrawlDir(s.crawl.out, crawl_identity(s))
         paths = crawldir.open()
         stack.callback(crawldir.discard_if_new)  # runs last: a failed start leaves no new dir
         stack.callback(crawldir.close)
@@ -168,6 +180,14 @@ async def build_node_parts(
             # counts DONE settlements; a store written before it was kept has only done)
             used = max(counts.fetched, counts.done) + counts.failed
             page_budget = max(0, s.crawl.max_pages - used)
+        parse_stage: Stage[FetchedPage] = Stage(
+            "parse-queue",
+            s.runtime.parse_queue,
+            max_bytes=s.runtime.parse_queue_mib * MIB,
+            weight=page_weight,
+            key=page_host,
+            cost=parse_cost,
+        )
         scheduler = Scheduler(
             frontier,
             fw,
@@ -186,6 +206,8 @@ async def build_node_parts(
             extra_gap=extra_gap,
             leases=LeaseBook(),
             revisits_first=recrawl.revisits_first,
+            # a host whose last page waits for a parser waits for its next fetch
+            waits_for_parser=parse_stage.holds,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()
@@ -202,13 +224,7 @@ async def build_node_parts(
             store=store,
             scheduler=scheduler,
             leases=scheduler.leases,
-            parse_stage=Stage(
-                "parse-queue",
-                s.runtime.parse_queue,
-                max_bytes=s.runtime.parse_queue_mib * MIB,
-                weight=page_weight,
-                key=page_host,
-            ),
+            parse_stage=parse_stage,
             store_stage=Stage(
                 "store",
                 s.runtime.store_queue,

@@ -31,6 +31,7 @@ from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.robots import RobotsKind, RobotsRules, blocked_rules, robots_from_response
 from headway.runtime.metrics import Counters, Hostile
+from headway.runtime.reach import UNREACHABLE_WARNINGS, HostReach
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
 from headway.runtime.stage import Stage
@@ -40,9 +41,6 @@ from headway.work.items import FetchedPage, RobotsAnswer, Work
 
 log = logging.getLogger(__name__)
 
-#: Hosts named in a warning when their robots.txt is unreachable; later ones only in the
-#: crawl log (a seed list of thousands of dead hosts must not flood the terminal).
-UNREACHABLE_WARNINGS = 10
 
 #: Admits documents (sitemaps): (urls, depth, via, parent fingerprint, handler) -> entries.
 AdmitDocuments = Callable[[Sequence[str], int, str, int | None, str | None], list[UrlEntry]]
@@ -68,6 +66,7 @@ class RobotsFetch:
         canon: CanonOptions,
         admit_documents: AdmitDocuments,
         to_store: Callable[[Work], Awaitable[None]],
+        reach: HostReach,
     ) -> None:
         self._fetcher = fetcher
         self._scheduler = scheduler
@@ -77,6 +76,7 @@ class RobotsFetch:
         self._canon = canon
         self._admit_documents = admit_documents
         self._to_store = to_store
+        self._reach = reach
         self._unreachable_warned = 0
 
     async def run(self, job: RobotsJob) -> None:
@@ -101,7 +101,11 @@ class RobotsFetch:
                 break
             res = await self._hop(url, job.host)
         now = self._clock()
+        answered = hops > 0 or res.status is not None
+        if answered:
+            self._reach.on_answer(job.host)
         if res.outcome is Outcome.BLOCKED_ADDRESS and hops == 0:
+            self._reach.on_no_answer(job.host, res, waits="", warn=False)
             rules = blocked_rules(now, self._settings.politeness.robots_ttl)
             self._counters.hostile[Hostile.BLOCKED_HOST] += 1
             hint = " (--allow-loopback or --allow-private to crawl a local test server)"
@@ -131,7 +135,7 @@ class RobotsFetch:
             body=res.body if res.status is not None else None,
         )
         if rules.kind is RobotsKind.DISALLOW_ALL:
-            self._warn_unreachable(job.host, res, rules, now)
+            self._warn_unreachable(job.host, res, rules, now, answered=answered)
         if recorded:
             return
         note = (
@@ -143,13 +147,20 @@ class RobotsFetch:
         await self._to_store(RobotsAnswer(url, res, note, sitemaps))
 
     def _warn_unreachable(
-        self, host: str, res: FetchResult, rules: RobotsRules, now: float
+        self, host: str, res: FetchResult, rules: RobotsRules, now: float, *, answered: bool
     ) -> None:
         """A warning for a host whose robots.txt could not be read (no answer or a 5xx):
         its URLs wait, or fail once ``robots_give_up`` tries failed. Without it a crawl
-        whose hosts all fail (no DNS, no network) would sit idle showing "errors 0"."""
+        whose hosts all fail (no DNS, no network) would sit idle showing "errors 0". A
+        host that gave no answer at all is counted as an error and named, with why, by
+        ``HostReach`` the first time."""
         give_up = self._settings.politeness.robots_give_up
         final = rules.failures >= give_up
+        if not answered:
+            self._counters.robots_errors += 1
+            if not final:
+                self._reach.on_no_answer(host, res, waits=self._waits(rules, now))
+                return
         if rules.failures > 1 and not final:
             return  # named at its first failure; retries only in the crawl log
         if self._unreachable_warned > UNREACHABLE_WARNINGS:
@@ -165,12 +176,17 @@ class RobotsFetch:
         if final:
             then = f"tried {rules.failures} times, its URLs fail as robots-unreachable"
         else:
-            then = (
-                f"its URLs wait, retried up to {give_up - 1} times from "
-                f"{max(0.0, rules.expires_at - now):.0f} s on (--robots-retry-base, "
-                "--robots-give-up)"
-            )
+            then = self._waits(rules, now)
         log.warning("robots.txt of %s unreachable (%s): %s", host, why, then)
+
+    def _waits(self, rules: RobotsRules, now: float) -> str:
+        """What happens to the URLs of a host whose robots.txt failed (not for good)."""
+        return (
+            f"its URLs wait, robots.txt retried up to "
+            f"{self._settings.politeness.robots_give_up - 1} times from "
+            f"{max(0.0, rules.expires_at - now):.0f} s on (--robots-retry-base, "
+            "--robots-give-up)"
+        )
 
     def _sitemaps(self, job: RobotsJob, rules: RobotsRules) -> list[UrlEntry]:
         """Sitemaps a host's robots.txt lists (and its /sitemap.xml when

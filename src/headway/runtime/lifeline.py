@@ -6,6 +6,12 @@ sees end-of-file either, because it holds both ends of that pipe; and while it l
 forkserver (which waits for its last child) and multiprocessing's resource tracker
 (which waits for the forkserver) live on too. ``die_with`` makes a process exit as soon
 as a given process is gone, which unwinds the whole chain.
+
+Stopping is the node's alone: ``timeout``, systemd (``KillMode=control-group``) and a
+terminal's Ctrl-C signal every process of the group, and a helper that died of it would
+break the parser pool in the middle of the node's clean stop. So helpers ignore SIGINT
+and SIGTERM (``ignore_stop_signals``, and the forkserver is started with them ignored,
+which its children inherit) and go only with the node, through the lifeline.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import select
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +43,35 @@ def quiet_resource_tracker() -> None:
     first forkserver pool. Other warnings of those processes are still shown."""
     if TRACKER_QUIET not in sys.warnoptions:
         sys.warnoptions.append(TRACKER_QUIET)
+
+
+#: The signals that ask a crawl to stop: the node's to handle, never a helper's.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def ignore_stop_signals() -> None:
+    """In a helper process: leave SIGINT and SIGTERM to the node (see the module doc)."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def start_deaf_to_stop(start: Callable[[], None]) -> None:
+    """Call ``start`` (which starts helper processes) with SIGINT and SIGTERM ignored, so
+    that the processes it starts inherit that (an ignored signal stays ignored across
+    fork and exec); this process's handlers are put back after. Off the main thread
+    (where handlers cannot be changed) ``start`` is simply called. A stop signal that
+    arrives in the moment ``start`` takes is not seen (a signal mask would not do:
+    the forkserver starts with an empty mask, whatever its parent blocked)."""
+    if threading.current_thread() is not threading.main_thread():
+        start()
+        return
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
+    try:
+        start()
+    finally:
+        for sig, handler in old.items():
+            if handler is not None:
+                signal.signal(sig, handler)
 
 
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:

@@ -18,7 +18,7 @@ import json
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -34,6 +34,10 @@ from headway.runtime.stats import FetchStats, NodeStats
 log = logging.getLogger(__name__)
 
 TOP_HOSTS = 20
+#: Seconds over which pages/s and bytes/s are computed (a sliding window).
+RATE_WINDOW = 20.0
+#: Readings closer than this are not kept as the window's marks (a bounded window).
+RATE_STEP = 0.5
 #: Seconds a scrape waits for the node's event loop to build a reading.
 SCRAPE_WAIT = 2.0
 
@@ -58,28 +62,39 @@ class Counters:
     retries: int = 0  # requests that were retries
     bytes: int = 0  # raw body bytes received
     robots_fetches: int = 0
+    robots_disallowed: int = 0  # URLs settled unfetched: robots.txt disallows them
+    robots_errors: int = 0  # robots.txt fetches without an HTTP answer
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
     hostile: Counter[Hostile] = field(default_factory=Counter)
-    _rate_mark: tuple[float, int, int] = (-1.0, 0, 0)
+    #: (monotonic time, fetches, bytes) readings of the last ``RATE_WINDOW`` seconds
+    _marks: deque[tuple[float, int, int]] = field(default_factory=deque)
     _rates: tuple[float, float] = (0.0, 0.0)
 
     def statistics(self, in_flight: int, mono: float | None = None) -> FetchStats:
-        """The totals, with rates over the last interval of at least 1 s (``mono``: the
-        monotonic time of the reading)."""
+        """The totals, with rates over the last ``RATE_WINDOW`` seconds (``mono``: the
+        monotonic time of the reading). Pages arrive in bursts (one per host every
+        politeness gap), so a rate over a short interval swings between 0 and bursts;
+        over the window it is the crawl's rate. Early in a run the rate is over the time
+        since the first reading (0 during its first second)."""
         mono = time.monotonic() if mono is None else mono
-        t0, f0, b0 = self._rate_mark
-        if t0 < 0:
-            self._rate_mark = (mono, self.fetches, self.bytes)
-        elif mono - t0 >= 1.0:
-            self._rates = ((self.fetches - f0) / (mono - t0), (self.bytes - b0) / (mono - t0))
-            self._rate_mark = (mono, self.fetches, self.bytes)
+        marks = self._marks
+        if not marks or mono - marks[-1][0] >= RATE_STEP:
+            marks.append((mono, self.fetches, self.bytes))
+        # keep one reading at or before the window's start: the rate spans the window
+        while len(marks) > 1 and marks[1][0] <= mono - RATE_WINDOW:
+            marks.popleft()
+        t0, f0, b0 = marks[0]
+        if mono - t0 >= 1.0:
+            span = mono - t0
+            self._rates = ((self.fetches - f0) / span, (self.bytes - b0) / span)
         return FetchStats(
             fetches=self.fetches,
             requests=self.requests,
             bytes=self.bytes,
             retries=self.retries,
             robots_fetches=self.robots_fetches,
+            robots_errors=self.robots_errors,
             outcomes=dict(self.outcomes),
             hostile={str(k): n for k, n in self.hostile.items()},
             in_flight=in_flight,

@@ -9,14 +9,19 @@ callables, a path), so each is tested alone on fake time:
   trip to the frontier thread) are paid per wake-up, not per page, so at the politeness
   gap, where pages arrive slowly, they weigh on every page. A reading is built when one is
   due for a reader: the ``on_stats`` callback every ``stats_interval`` seconds,
-  ``metrics.jsonl`` every ``metrics_interval``, the shared crawl's heartbeat record every
-  ``PUBLISH_EVERY`` (the Prometheus endpoint builds its own on each scrape). The counts
+  ``metrics.jsonl`` every ``metrics_interval`` (every ``STARTUP_EVERY`` during the first:
+  ``Startup``), the shared crawl's heartbeat record every ``PUBLISH_EVERY`` (the
+  Prometheus endpoint builds its own on each scrape). The counts
   are read when a reading is due, whenever the node is idle (the crawl may have finished:
   that needs a fresh count of queued and leased URLs), and at least every
   ``COUNTS_EVERY`` seconds otherwise.
-- ``StoreRestarts``: after a restart of a shared store, recently admitted links and the
-  seeds are offered again (the store may have lost its last second of admissions); a
-  store that lost the whole crawl (its seeds are gone) ends the node.
+- ``StoreRestarts``: after a restart of a shared store, the crawl's epoch is checked; if
+  the store still holds the crawl, recently admitted links and the seeds are offered
+  again (it may have lost its last second of admissions) and the counts are read again
+  before the end check (those read before may be the restarted store's, without them).
+- ``CrawlLost``: a shared store that lost the crawl's keys (a flush, eviction, a
+  failover to a replica without them: ``SharedCrawl.crawl_lost``) stops the node
+  (``StopReason.CRAWL_LOST``) after it stores what it fetched.
 - ``QuotaResume``: a ``resume`` file in the crawl directory ends a quota pause.
 - ``LeaseSweep``: expired leases (of a node that died) go back to the queue.
 - ``MemoryTarget``: over ``--memory-target-mib`` admission sheds the deepest new links.
@@ -35,12 +40,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from headway.errors import StoreError
 from headway.frontier.store import FrontierCounts, SharedCrawl
 from headway.runtime.factory import NodeParts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.stats import NodeStats
-from headway.runtime.summary import current_rss_mib
+from headway.runtime.summary import StopReason, current_rss_mib
 from headway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,6 +57,10 @@ COUNTS_EVERY = 1.0
 PUBLISH_EVERY = 1.0
 #: Seconds between two checks of the node's memory against its target.
 MEMORY_EVERY = 1.0
+#: Seconds between two metrics.jsonl records during a run's first ``metrics_interval``
+#: (when that is longer than twice this): ``headway status`` reads the last record, and
+#: for the first 10 s it would otherwise be the start-up one, with nothing fetched.
+STARTUP_EVERY = 1.0
 
 
 class Due:
@@ -71,6 +79,28 @@ class Due:
         if self.at <= now:  # late by a whole interval: no burst to catch up
             self.at = now + self.every
         return True
+
+
+class When(Protocol):
+    def check(self, now: float) -> bool:
+        """True (and the next time set) when the reader is due at ``now``."""
+        ...
+
+
+class Startup:
+    """Due every ``every`` seconds from ``now`` on (at once first), and every
+    ``STARTUP_EVERY`` seconds in between during the first interval when that is longer
+    than twice ``STARTUP_EVERY``."""
+
+    def __init__(self, every: float, now: float) -> None:
+        self._due = Due(every, now, first=now)
+        self._early = Due(STARTUP_EVERY if every > 2 * STARTUP_EVERY else None, now)
+        self._early_until = now + every
+
+    def check(self, now: float) -> bool:
+        if self._due.check(now):
+            return True
+        return now < self._early_until and self._early.check(now)
 
 
 class Duty(Protocol):
@@ -98,6 +128,8 @@ class Watched(Protocol):
         """Stop when a limit is reached or the crawl is finished."""
         ...
 
+    def request_stop(self, reason: StopReason) -> None: ...
+
     async def offer_seeds_again(self) -> None:
         """Forget the recently admitted links and offer the seeds to the frontier again."""
         ...
@@ -123,7 +155,7 @@ class Readings:
         use_counts: Callable[[FrontierCounts], None],
         idle: Callable[[], bool],
         statistics: Callable[[], NodeStats],
-        readers: Sequence[tuple[Due, Callable[[NodeStats], None]]],
+        readers: Sequence[tuple[When, Callable[[NodeStats], None]]],
         now: float,
     ) -> None:
         self._read_counts = read_counts
@@ -149,34 +181,53 @@ class Readings:
 
 
 class StoreRestarts:
-    """Offers recent links and the seeds again after a shared store restarted; ends the
-    node (``StoreError``) when the restarted store no longer holds the crawl."""
+    """After a shared store restarted: checks that it still holds the crawl (its epoch);
+    if so, offers recent links and the seeds again and reads the counts again."""
 
     def __init__(
         self,
         shared: SharedCrawl,
         *,
-        seeds_stored: Callable[[], Awaitable[bool]],
+        verify: Callable[[], Awaitable[None]],
         offer_again: Callable[[], Awaitable[None]],
-        crawl_id: str | None,
+        read_counts: Callable[[], Awaitable[FrontierCounts]],
+        use_counts: Callable[[FrontierCounts], None],
     ) -> None:
         self._shared = shared
-        self._seeds_stored = seeds_stored
+        self._verify = verify
         self._offer_again = offer_again
-        self._crawl_id = crawl_id
+        self._read_counts = read_counts
+        self._use_counts = use_counts
         self._restarts = shared.server_restarts
 
     async def tick(self, mono: float) -> None:
         restarts = self._shared.server_restarts
         if restarts == self._restarts:
             return
+        self._restarts = restarts
+        await self._verify()  # marks the crawl lost when its keys are gone
+        if self._shared.crawl_lost is not None:
+            return  # CrawlLost stops the node; nothing is offered to a store without it
         # the store may have lost its last second of admissions: offer links and seeds
         # to it again instead of skipping them as recently admitted
-        self._restarts = restarts
-        if not await self._seeds_stored():
-            raise StoreError(crawl_lost_message(self._shared.store_url, self._crawl_id))
         await self._offer_again()
+        # the counts read before may be the restarted store's, before the seeds came
+        # back: the end check must not take them for a finished crawl
+        self._use_counts(await self._read_counts())
         log.warning("the store restarted: recently admitted links are offered again")
+
+
+class CrawlLost:
+    """Stops the node once the shared store is found without the crawl's keys (the
+    message is the store's: ``SharedCrawl.crawl_lost``)."""
+
+    def __init__(self, shared: SharedCrawl, *, stop: Callable[[StopReason], None]) -> None:
+        self._shared = shared
+        self._stop = stop
+
+    async def tick(self, mono: float) -> None:
+        if self._shared.crawl_lost is not None:
+            self._stop(StopReason.CRAWL_LOST)
 
 
 class QuotaResume:
@@ -298,12 +349,10 @@ def monitor_for(
     now = time.monotonic()
     fw, frontier = parts.fw, parts.frontier
     shared = frontier.shared()
-    readers: list[tuple[Due, Callable[[NodeStats], None]]] = []
+    readers: list[tuple[When, Callable[[NodeStats], None]]] = []
     if on_stats is not None and stats_interval is not None:
         readers.append((Due(stats_interval, now), on_stats))
-    readers.append(
-        (Due(settings.runtime.metrics_interval, now, first=now), parts.metrics_file.write)
-    )
+    readers.append((Startup(settings.runtime.metrics_interval, now), parts.metrics_file.write))
     if shared is not None:
         publish = shared.publish
 
@@ -330,19 +379,21 @@ def monitor_for(
     )
     duties: list[Duty] = [readings]
     if shared is not None:
-        get_meta = shared.get_meta
+        verify_epoch = shared.verify_epoch
 
-        async def seeds_stored() -> bool:
-            return await fw.call(get_meta, "seeds") is not None
+        async def verify() -> None:
+            await fw.call(verify_epoch)
 
         duties.append(
             StoreRestarts(
                 shared,
-                seeds_stored=seeds_stored,
+                verify=verify,
                 offer_again=node.offer_seeds_again,
-                crawl_id=settings.distributed.crawl_id,
+                read_counts=read_counts,
+                use_counts=node.use_counts,
             )
         )
+        duties.append(CrawlLost(shared, stop=node.request_stop))
     duties.append(
         QuotaResume(
             parts.paths.root / "resume",
@@ -358,14 +409,3 @@ def monitor_for(
     if settings.frontier.memory_target_mib:
         duties.append(MemoryTarget(settings.frontier.memory_target_mib, shed=node.shed_for_memory))
     return Monitor(duties, node.check_end, readings=readings)
-
-
-def crawl_lost_message(store_url: str, crawl_id: str | None) -> str:
-    """Why a node stops when a restarted Redis no longer holds its crawl: the seeds,
-    stored once when the crawl began and never written again, are gone."""
-    return (
-        f"Redis {store_url} restarted without crawl {crawl_id!r} (its seeds are gone: no "
-        "persistence, or a flush): the shared frontier is lost, so this node stops; what "
-        "it fetched stays in its crawl directory. Run Redis with --appendonly yes so that "
-        "a restart keeps a crawl, and start it again with headway crawl SEEDS"
-    )

@@ -29,11 +29,10 @@ from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
 from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
+from headway.policy.decisions import ROBOTS_DISALLOWED
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
-from headway.policy.robots import (
-    product_token,
-)
+from headway.policy.robots import product_token
 from headway.runtime.components import canon_options
 from headway.runtime.factory import NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
@@ -41,6 +40,7 @@ from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.metrics import Counters
 from headway.runtime.monitor import Monitor, monitor_for
 from headway.runtime.pipeline import Pipeline
+from headway.runtime.reach import HostReach
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
@@ -51,6 +51,7 @@ from headway.runtime.summary import (
     process_cpu_seconds,
 )
 from headway.settings import Settings
+from headway.urls.canonical import host_key
 from headway.urls.scope import OptOut
 from headway.work.items import FetchedPage, SkippedUrl
 
@@ -105,6 +106,7 @@ class Node:
         self.handlers = load_handlers()
         self._use_seeds(self.seeds)
         self.counters = Counters()
+        self.reach = HostReach()  # hosts this run reached, and the unreachable ones
         self.token = product_token(settings.identity.user_agent)
         self._stop_reason: StopReason | None = None
         self._stopped = asyncio.Event()
@@ -237,6 +239,7 @@ class Node:
                     canon=self.canon,
                     admit_documents=self._admit_documents,
                     to_store=self.pipeline.to_store,
+                    reach=self.reach,
                 )
                 await self._pipeline_run()
         finally:
@@ -259,6 +262,9 @@ class Node:
             peak_rss_mib=peak_rss_mib(),
             recrawl=parts.recrawl.statistics(),
             requeued_at_stop=self.requeued_at_stop,
+            robots_disallowed=self.counters.robots_disallowed,
+            unreachable=self.reach.unreachable(),
+            seeds_unreached=self.reach.seeds_unreached(host_key(u) for u in self.seeds),
         )
 
     async def _pipeline_run(self) -> None:
@@ -411,6 +417,8 @@ class Node:
             )
 
     async def _on_skip(self, skipped: SkippedUrl) -> None:
+        if skipped.note == ROBOTS_DISALLOWED:
+            self.counters.robots_disallowed += 1
         await self.pipeline.to_store(skipped)
 
     def _quality_gap(self, host: str) -> float:

@@ -4,6 +4,12 @@ The pool is bounded by a gate of ``capacity`` pages (waiting or being parsed); t
 starts no new fetch while the gate is full, so a slow parser slows fetching instead of
 filling memory. A crashed worker process breaks the pool; it is rebuilt and the page is
 recorded as a parse error rather than lost.
+
+``HEADWAY_TEST_PARSE_SLEEP=SECONDS`` (``PARSE_SLEEP_ENV``) in the node's environment when
+a pool starts is a test seam, not a setting: each parser process of that pool then sleeps
+that long before every page it parses, so that tests can make the parse stage the slow
+one. The node reads it here and hands it to its parser processes (they are forked from a
+forkserver that may have started before the variable was set).
 """
 
 from __future__ import annotations
@@ -12,20 +18,42 @@ import asyncio
 import logging
 import multiprocessing
 import os
-import signal
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
 
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.parse.handlers import run_task
 from headway.parse.page import ParsedPage, ParseTask
-from headway.runtime.lifeline import die_with, quiet_resource_tracker
+from headway.runtime.lifeline import (
+    die_with,
+    ignore_stop_signals,
+    quiet_resource_tracker,
+    start_deaf_to_stop,
+)
 from headway.runtime.stage import StageStats
 
 log = logging.getLogger(__name__)
+
+#: Test seam (see the module docstring): seconds each parser process sleeps per page.
+PARSE_SLEEP_ENV = "HEADWAY_TEST_PARSE_SLEEP"
+_parse_sleep = 0.0  # in a parser process: set by _init_parser
+
+
+def _test_parse_sleep() -> float:
+    """The seconds ``PARSE_SLEEP_ENV`` asks for (0 when unset; a bad value is an error
+    naming the variable, as it is only ever set by tests)."""
+    raw = os.environ.get(PARSE_SLEEP_ENV, "")
+    try:
+        seconds = float(raw) if raw else 0.0
+    except ValueError:
+        raise ValueError(f"{PARSE_SLEEP_ENV}={raw!r}: expected seconds") from None
+    if not 0 <= seconds <= 60:
+        raise ValueError(f"{PARSE_SLEEP_ENV}={raw!r}: expected 0 .. 60 seconds")
+    return seconds
 
 
 def _timed_parse(
@@ -37,6 +65,8 @@ def _timed_parse(
     out: list[ParsedPage | str] = []
     for task in tasks:
         crashpoints.reached(CrashPoint.PARSE)
+        if _parse_sleep:
+            time.sleep(_parse_sleep)  # test seam, see PARSE_SLEEP_ENV
         try:
             out.append(run_task(task))
         except Exception as exc:  # one bad page must not fail its batch
@@ -50,10 +80,14 @@ def _cpu_now() -> tuple[int, float]:
     return os.getpid(), t.user + t.system
 
 
-def _init_parser(node_pid: int) -> None:
-    """Parser processes leave Ctrl-C to the node, which stops them in order (a terminal's
-    SIGINT reaches the whole process group), and exit when the node is gone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _init_parser(node_pid: int, parse_sleep: float = 0.0) -> None:
+    """Parser processes leave Ctrl-C and SIGTERM to the node, which stops them in order
+    (a terminal's SIGINT, ``timeout``'s and systemd's SIGTERM reach the whole process
+    group), and exit when the node is gone; ``parse_sleep`` is the test seam
+    (``PARSE_SLEEP_ENV``)."""
+    global _parse_sleep
+    _parse_sleep = parse_sleep
+    ignore_stop_signals()
     die_with(node_pid)
 
 
@@ -64,6 +98,7 @@ class ParsePool:
         self.batch = batch  # most pages per call
         self.timeout = timeout  # a call that takes longer is abandoned
         self.timeouts = 0
+        self._parse_sleep = _test_parse_sleep()
         quiet_resource_tracker()  # before the first pool starts the tracker
         self._ctx = multiprocessing.get_context("forkserver")
         self._pool = self._new_pool()
@@ -77,11 +112,14 @@ class ParsePool:
         self._worker_base: dict[int, float] = {}  # parser pid -> CPU seconds at warm-up
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        # the forkserver, which forks the parser processes, is started deaf to the stop
+        # signals a process group gets (the resource tracker ignores them itself)
+        start_deaf_to_stop(forkserver.ensure_running)
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=self._ctx,
             initializer=_init_parser,
-            initargs=(os.getpid(),),
+            initargs=(os.getpid(), self._parse_sleep),
         )
 
     def _replace_pool(self, failed: ProcessPoolExecutor) -> None:

@@ -22,7 +22,7 @@ from headway.crashpoints import CrashPoint
 from headway.parse.page import ParseTask
 from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.quality import QualityBook
-from headway.runtime.factory import PARSE_BATCH, NodeParts
+from headway.runtime.factory import PARSE_BATCH, PARSE_BATCH_COST, NodeParts
 from headway.runtime.metrics import Hostile
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions
@@ -98,8 +98,9 @@ class Pipeline:
     async def parse_dispatch(self) -> None:
         s = self._settings
         while True:
-            # several pages per round trip to a parser process when they are waiting
-            batch = await self._parts.parse_stage.get_batch(PARSE_BATCH)
+            # several pages per round trip to a parser process when they are waiting;
+            # the stage hands them out shared by host and cost (runtime/stage.py)
+            batch = await self._parts.parse_stage.get_batch(PARSE_BATCH, max_cost=PARSE_BATCH_COST)
             tasks = []
             for work in batch:
                 res = work.result
@@ -112,7 +113,6 @@ class Pipeline:
                         robots_token=self._token,
                         options=self._canon,
                         max_links=s.scope.max_links,
-                        sleep_seconds=s.runtime.parse_sleep,
                         handler=work.handler or "html",  # set for every page parsed
                         truncated=res.truncated,
                         max_document=s.fetch.max_document_bytes,

@@ -92,6 +92,7 @@ class Scheduler:
         leases: LeaseBook | None = None,
         revisits_first: Callable[[], bool | None] = lambda: None,
         lease_ahead: int = LEASE_AHEAD,
+        waits_for_parser: Callable[[str], bool] | None = None,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
         # seconds a host waits after a fetch on top of politeness (host quality, see
@@ -117,9 +118,16 @@ class Scheduler:
             lease_horizon=LEASE_HORIZON,
             max_limiters=max_limiters,
         )
-        self.core = ScheduleCore(params, robots=robots, optout=optout, page_budget=page_budget)
+        self.core = ScheduleCore(
+            params,
+            robots=robots,
+            optout=optout,
+            page_budget=page_budget,
+            waits_for_parser=waits_for_parser,
+        )
         self._waiters: deque[asyncio.Future[Job | None]] = deque()
         self._event = asyncio.Event()
+        self._idle = asyncio.Event()  # the dispatcher waits with nothing left to look at
         self._stopping = False
 
     # -- views -------------------------------------------------------------------------
@@ -173,18 +181,29 @@ class Scheduler:
 
     def resume(self) -> None:
         self.core.paused = False
-        self._event.set()
+        self._poke()
 
     def stop(self) -> None:
         """No job after this: every waiting slot, and every later ``next_job``, gets None."""
         self._stopping = True
         self._release_waiters()
-        self._event.set()
+        self._poke()
 
     def wake(self) -> None:
         """The frontier changed (URLs added or put back): look again."""
         self.core.frontier_changed()
+        self._poke()
+
+    def _poke(self) -> None:
+        """Something changed: the dispatcher looks again (it is not idle until it has)."""
+        self._idle.clear()
         self._event.set()
+
+    async def wait_idle(self) -> None:
+        """Return once the dispatcher has looked at everything asked of it so far and
+        waits for its clock or a wake; until then it may still hand out a job. Lets a test
+        show that nothing happens without sleeping for a while."""
+        await self._idle.wait()
 
     # -- pulling -----------------------------------------------------------------------
     async def next_job(self) -> Job | None:
@@ -193,7 +212,7 @@ class Scheduler:
             return None
         fut: asyncio.Future[Job | None] = asyncio.get_running_loop().create_future()
         self._waiters.append(fut)
-        self._event.set()
+        self._poke()
         try:
             return await fut
         except asyncio.CancelledError:
@@ -271,7 +290,10 @@ class Scheduler:
             # asyncio.timeout, not wait_for, which can swallow a cancellation (3.11)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
+                    if timeout != 0 and not self._event.is_set():
+                        self._idle.set()
                     await self._event.wait()
+            self._idle.clear()
 
     async def _refill(self, now: float, d: Refill) -> None:
         forgotten = self.core.forget_idle(now)
@@ -314,7 +336,7 @@ class Scheduler:
         ready = self.core.on_fetch_done(
             host, now, outcome, latency=latency, retry_after=retry_after, extra_gap=extra
         )
-        self._event.set()
+        self._poke()
         return ready
 
     def on_robots_done(
@@ -331,7 +353,7 @@ class Scheduler:
         self.core.on_robots_done(
             host, rules, now, outcome, latency, saved=robots_state(rules, body)
         )
-        self._event.set()
+        self._poke()
 
 
 def _ready(

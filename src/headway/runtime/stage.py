@@ -6,19 +6,25 @@ counted as a blocked put), so the slowest stage sets the pace of the ones before
 A stage is full when it holds ``capacity`` items, or (with ``max_bytes``) when the items
 it holds weigh ``max_bytes`` or more by its ``weight`` function: what a stage holds in
 memory is at most ``max_bytes`` plus the one item that crossed the line. With a ``key``
-function items are held per key (a host) and taken in rotation, one per key, oldest key
-first: a key with many waiting items cannot hold back the items of the others. Without
-one the stage is FIFO. ``drain_nowait`` takes every waiting item out at once (a stop).
+function items are held per key (a host) and the keys share the stage's taker by the
+``cost`` of their items (``policy.fairshare``: equal cost per key, so a key whose items
+cost a hundred times more gets a hundredth of the turns; with no ``cost`` function every
+item costs 1 and the keys take turns). A key with many waiting items cannot hold back the
+items of the others. Without a key the stage is FIFO. ``drain_nowait`` takes every
+waiting item out at once (a stop).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
-from collections import OrderedDict, deque
+from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from headway.policy.fairshare import FairQueue
 
 T = TypeVar("T")
 
@@ -44,21 +50,22 @@ class Stage(Generic[T]):
         max_bytes: int = 0,
         weight: Callable[[T], int] | None = None,
         key: Callable[[T], Hashable] | None = None,
+        cost: Callable[[T], int] | None = None,
     ) -> None:
         self.name = name
         self.capacity = capacity
         self.max_bytes = max_bytes
         self._weight = weight
         self._key = key
-        # key -> its waiting items (time put, weight, item); keys with items only, in the
-        # order they take their next turn
-        self._queues: OrderedDict[Hashable, deque[tuple[float, int, T]]] = OrderedDict()
+        self._cost = cost
+        self._waiting: FairQueue[tuple[float, int, T]] = FairQueue()  # (time put, weight, item)
         self._len = 0
         self._bytes = 0
         self._not_empty = asyncio.Condition()
         self._not_full = asyncio.Condition()
         self._puts = 0
         self._blocked = 0
+        self._blocked_keys: Counter[Hashable] = Counter()  # keys of the puts waiting
 
     def __len__(self) -> int:
         return self._len
@@ -74,45 +81,50 @@ class Stage(Generic[T]):
             async with self._not_full:
                 await self._not_full.wait_for(lambda: not self.full())
 
+    def holds(self, key: Hashable) -> bool:
+        """Whether an item of ``key`` waits in the stage, or for room in it."""
+        return key in self._waiting or key in self._blocked_keys
+
     async def put(self, item: T) -> None:
+        key = self._key(item) if self._key is not None else None
         if self.full():
             self._blocked += 1
-            async with self._not_full:
-                await self._not_full.wait_for(lambda: not self.full())
+            self._blocked_keys[key] += 1
+            try:
+                async with self._not_full:
+                    await self._not_full.wait_for(lambda: not self.full())
+            finally:
+                self._blocked_keys[key] -= 1
+                if not self._blocked_keys[key]:
+                    del self._blocked_keys[key]
         weight = self._weight(item) if self._weight is not None else 0
-        key = self._key(item) if self._key is not None else None
-        queue = self._queues.get(key)
-        if queue is None:
-            queue = self._queues[key] = deque()
-        queue.append((time.monotonic(), weight, item))
+        cost = self._cost(item) if self._cost is not None else 1
+        self._waiting.put(key, (time.monotonic(), weight, item), cost)
         self._len += 1
         self._bytes += weight
         self._puts += 1
         async with self._not_empty:
             self._not_empty.notify()
 
-    def _take(self, max_items: int) -> list[T]:
+    def _take(self, max_items: int, max_cost: int = sys.maxsize) -> list[T]:
         out: list[T] = []
-        while self._queues and len(out) < max_items:
-            key, queue = next(iter(self._queues.items()))
-            _, weight, item = queue.popleft()
+        for _, weight, item in self._waiting.take(max_items, max_cost):
             out.append(item)
             self._len -= 1
             self._bytes -= weight
-            if queue:
-                self._queues.move_to_end(key)  # its next item waits for the others' turn
-            else:
-                del self._queues[key]
         return out
 
-    async def get_batch(self, max_items: int, linger: float = 0.0) -> list[T]:
+    async def get_batch(
+        self, max_items: int, linger: float = 0.0, *, max_cost: int = sys.maxsize
+    ) -> list[T]:
         """Wait for at least one item, then take up to ``max_items`` (waiting up to
-        ``linger`` seconds for the batch to fill), one per key in rotation."""
+        ``linger`` seconds for the batch to fill) in turn order: the first whatever its
+        cost, then more while their costs add up to at most ``max_cost``."""
         async with self._not_empty:
             await self._not_empty.wait_for(lambda: self._len > 0)
         if linger > 0 and self._len < max_items:
             await asyncio.sleep(linger)
-        out = self._take(max_items)
+        out = self._take(max_items, max_cost)
         async with self._not_full:
             self._not_full.notify_all()
         return out
@@ -126,7 +138,7 @@ class Stage(Generic[T]):
 
     def statistics(self) -> StageStats:
         now = time.monotonic()
-        oldest = max((now - q[0][0] for q in self._queues.values()), default=0.0)
+        oldest = max((now - put for put, _, _ in self._waiting.heads()), default=0.0)
         return StageStats(
             self.name,
             self._len,

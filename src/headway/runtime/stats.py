@@ -35,6 +35,7 @@ class FetchStats:
     bytes: int = 0  # raw body bytes received
     retries: int = 0  # requests that were retries of a URL
     robots_fetches: int = 0
+    robots_errors: int = 0  # robots.txt fetches that got no HTTP answer (host unreachable)
     outcomes: Mapping[str, int] = field(default_factory=dict)
     hostile: Mapping[str, int] = field(default_factory=dict)  # cut or refused, by reason
     in_flight: int = 0  # HTTP exchanges in flight
@@ -43,7 +44,9 @@ class FetchStats:
 
     @property
     def errors(self) -> int:
-        return sum(n for k, n in self.outcomes.items() if k not in OK_OUTCOMES)
+        """Page fetches that failed, and robots.txt fetches that got no answer."""
+        failed = sum(n for k, n in self.outcomes.items() if k not in OK_OUTCOMES)
+        return failed + self.robots_errors
 
     @property
     def retry_ratio(self) -> float:
@@ -142,6 +145,7 @@ class NodeStats:
             "bytes": f.bytes,
             "retries": f.retries,
             "robots_fetches": f.robots_fetches,
+            "robots_errors": f.robots_errors,
             "retry_ratio": f.retry_ratio,
             "errors": f.errors,
             "outcomes": dict(f.outcomes),
@@ -295,6 +299,7 @@ def from_json(obj: object) -> Decoded:
         bytes=top.int_("bytes"),
         retries=top.int_("retries"),
         robots_fetches=top.int_("robots_fetches"),
+        robots_errors=top.int_("robots_errors"),
         outcomes=top.counts("outcomes"),
         hostile=top.counts("hostile"),
         in_flight=top.int_("in_flight"),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from headway.frontier.store import FrontierCounts
+from headway.runtime.reach import Unreachable
 from headway.runtime.stats import RecrawlStats
 
 
@@ -19,6 +20,7 @@ class StopReason(StrEnum):
     MAX_DURATION = "max-duration"
     MAX_BYTES = "max-bytes"
     INTERRUPTED = "interrupted"  # a signal, or the command's own stop
+    CRAWL_LOST = "crawl lost"  # the shared store lost the crawl's keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,9 @@ class CrawlSummary:
     peak_rss_mib: float
     recrawl: RecrawlStats | None = None  # with --recrawl
     requeued_at_stop: int = 0  # fetched pages a stop put back unparsed (fetched again later)
+    robots_disallowed: int = 0  # URLs not fetched this run: robots.txt disallows them
+    unreachable: tuple[Unreachable, ...] = ()  # hosts with no answer in this run, and why
+    seeds_unreached: bool = False  # every host of the seeds was tried, none answered
 
 
 def process_cpu_seconds() -> float:

@@ -1,4 +1,5 @@
-"""What an item of a pipeline stage weighs in memory, for the stages' byte bounds.
+"""What an item of a pipeline stage weighs in memory, for the stages' byte bounds, and
+what a page costs a parser, for the parse queue's sharing between hosts.
 
 Estimates, not measurements: body bytes count as they are; every link or URL counts its
 characters plus ``PER_URL`` bytes for the Python objects around it (a ``str`` header, a
@@ -16,6 +17,10 @@ from headway.work.items import FetchedPage, SettleItem, SkippedUrl, Work
 PER_URL = 120
 #: Bytes of any item, beyond its bodies and links.
 PER_ITEM = 512
+#: What parsing a page costs beyond its body, counted in bytes of body: a page of a few
+#: KB takes about as long again as its own size (the round trip to a parser process, the
+#: page's fixed work), next to about 40 ns a byte for a page full of links.
+PARSE_BASE = 4096
 
 
 def page_weight(work: Work) -> int:
@@ -38,5 +43,12 @@ def settle_weight(item: SettleItem) -> int:
 
 
 def page_host(work: FetchedPage) -> Hashable:
-    """The host a page belongs to: parse-queue turns are taken host by host."""
+    """The host a page belongs to: hosts share the parse queue by cost."""
     return work.lease.host
+
+
+def parse_cost(work: FetchedPage) -> int:
+    """What a page costs a parser, in bytes: the body it reads (decoded, cut to
+    ``--max-parsed`` for HTML) plus ``PARSE_BASE``. Known before parsing, and parse
+    time grows with it."""
+    return PARSE_BASE + len(work.result.body)

@@ -9,6 +9,7 @@ naming the key and the accepted range; ``validate`` checks what spans several ke
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 import typing
@@ -98,16 +99,20 @@ def _describe(key: Key) -> str:
 
 
 def _range(key: Key) -> str:
-    """The accepted range in words: "within [0, 3600]", ">= 1", "<= 10", "greater than
-    0" (``above``, an exclusive bound)."""
+    """The accepted range in words: "from 0 to 3600", "at least 1", "at most 10",
+    "greater than 0" (``above``, an exclusive bound); an infinite bound is no bound."""
+    low = key.min if key.min is not None and math.isfinite(key.min) else None
+    high = key.max if key.max is not None and math.isfinite(key.max) else None
     if key.above is not None:
-        more = f" and <= {key.max:g}" if key.max is not None else ""
+        more = f" and at most {high:g}" if high is not None else ""
         return f"greater than {key.above:g}{more}"
-    if key.max is None:
-        return f">= {key.min:g}"
-    if key.min is None:
-        return f"<= {key.max:g}"
-    return f"within [{key.min:g}, {key.max:g}]"
+    if low is None and high is None:
+        return "any number"
+    if high is None:
+        return f"at least {low:g}"
+    if low is None:
+        return f"at most {high:g}"
+    return f"from {low:g} to {high:g}"
 
 
 #: A settings file is a few kilobytes; anything past this is refused unread.
@@ -140,18 +145,29 @@ def load_toml(path: Path) -> dict[str, Any]:
             )
         for name, value in table.items():
             key = KEYS_BY_NAME.get(name)
-            if key is None or key.section != sec:
+            if key is None:
                 raise ConfigError(f"{sec}.{name}", f"unknown setting in {path}")
+            if key.section != sec:
+                raise ConfigError(
+                    f"{sec}.{name}",
+                    f"{name} belongs in section [{key.section}] of {path}, not [{sec}]",
+                )
             flat[name] = value
     return flat
 
 
 #: ``HEADWAY_*`` variables that are not settings (read by the module named).
-NOT_SETTINGS = frozenset({"HEADWAY_CRASH_AT"})  # headway.crashpoints
+NOT_SETTINGS = frozenset(
+    {
+        "HEADWAY_CRASH_AT",  # headway.crashpoints
+        "HEADWAY_TEST_PARSE_SLEEP",  # headway.runtime.parsepool
+    }
+)
 
 
 def load_env(environ: Mapping[str, str]) -> dict[str, Any]:
-    """Flat ``{key: raw string}`` from ``HEADWAY_<KEY>`` variables (unknown ones are errors)."""
+    """Flat ``{key: raw string}`` from ``HEADWAY_<KEY>`` variables; an unknown variable,
+    or a value the key refuses, is a ConfigError naming the variable."""
     flat: dict[str, Any] = {}
     for var, value in environ.items():
         if not var.startswith("HEADWAY_") or var in NOT_SETTINGS:
@@ -159,6 +175,11 @@ def load_env(environ: Mapping[str, str]) -> dict[str, Any]:
         key = KEYS_BY_NAME.get(var[len("HEADWAY_") :].lower())
         if key is None:
             raise ConfigError(var, "unknown environment setting")
+        try:
+            coerce(key, value)
+        except ConfigError as exc:  # name the variable the value came from
+            message = str(exc).removeprefix(f"{exc.key}: ")
+            raise ConfigError(f"{var} ({exc.key})", message) from None
         flat[key.name] = value
     return flat
 

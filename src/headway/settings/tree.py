@@ -174,7 +174,12 @@ class FrontierSettings:
     max_queued: int = _opt(
         10_000_000, "max queued URLs in the frontier; lowest priority shed", min=100
     )
-    bloom_capacity: int = _opt(10_000_000, "seen-filter sizing (memory is fixed by it)", min=1000)
+    bloom_capacity: int = _opt(
+        10_000_000,
+        "most URLs the seen filter is sized for (its memory: 1.8 bytes per URL of its "
+        "sizing); the embedded store's filter starts at 65,536 and grows 16-fold to this",
+        min=1000,
+    )
     memory_target_mib: int = _opt(
         0,
         "while the node's RSS is over this, admission sheds the deepest new links "
@@ -227,7 +232,6 @@ class RuntimeSettings:
     settle_batch: int = _opt(200, "frontier updates per transaction", min=1, max=100_000)
     metrics_port: int = _opt(0, "serve Prometheus metrics on this port (0: off)", min=0, max=65535)
     metrics_interval: float = _opt(10.0, "seconds between metrics.jsonl lines", min=0.1)
-    parse_sleep: float = _opt(0.0, "test hook: seconds each parse sleeps", min=0, max=60)
     parse_timeout: float = _opt(
         60.0,
         "a batch of pages not parsed within this is recorded as parse errors and the "

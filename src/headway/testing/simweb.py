@@ -11,6 +11,9 @@ Contract:
 - ``log`` records every request (robots.txt, failures and unknown hosts included) when
   its answer is ready; a request hung by ``set_timeout`` is logged when it starts
   hanging, with status 0 (no answer). ``path`` is the raw path with its query string.
+  ``late`` is how long after its bytes reached the server's socket the handler started
+  (kernel receive time, see ``stamp``), so that checks can use ``arrival``: when the
+  request reached the site, whatever delayed this server.
   The log keeps the newest ``log_limit`` entries (``log_dropped`` counts the rest).
 - A host with ``HostSpec.validators`` serves ETag/Last-Modified, pages that change over
   time by the server's ``clock`` and 304 answers to matching validators (see
@@ -43,6 +46,7 @@ from aiohttp import web
 from headway.testing.features import Renderer, Reply
 from headway.testing.freshness import conditional, with_validators
 from headway.testing.graph import Feature, HostSpec, SimWebSpec, expected_urls
+from headway.testing.stamp import StampedListener, late_by, stamped_listener
 
 __all__ = ["HostSpec", "LoggedRequest", "SimWeb", "SimWebSpec", "serve"]
 
@@ -83,6 +87,15 @@ class LoggedRequest:
     user_agent: str
     if_none_match: str | None = None  # validators the request sent
     if_modified_since: str | None = None
+    #: seconds the handler started after the request's bytes reached the socket (None:
+    #: not measured on this platform)
+    late: float | None = None
+
+    @property
+    def arrival(self) -> float:
+        """When the request reached the server's socket (``time.monotonic()``): ``start``
+        less the measured lateness (``start`` when unmeasured)."""
+        return self.start - (self.late or 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +145,7 @@ class SimWeb:
         self._hang: dict[int, bool] = {}  # host -> robots.txt hangs too
         self._flaky_done: set[int] = set()
         self._server: _CountingServer | None = None
+        self._listener: StampedListener | None = None
         self._scheme = "http"
         self.requests = 0
 
@@ -161,12 +175,19 @@ class SimWeb:
         self._server = server
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=2.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
         try:
-            await site.start()
+            listener = stamped_listener(host, port)
         except BaseException:
             await runner.cleanup()
             raise
+        site = web.SockSite(runner, listener, ssl_context=ssl_context)
+        try:
+            await site.start()
+        except BaseException:
+            listener.close()
+            await runner.cleanup()
+            raise
+        self._listener = listener
         self._runner = runner
         self._port = int(runner.addresses[0][1])
         self._renderer = Renderer(self.spec, [self.url(h, "") for h in self.hosts])
@@ -292,6 +313,7 @@ class SimWeb:
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         start, wall = time.monotonic(), time.time()
+        late = late_by(self._listener, request.transport, wall)
         name = request.headers.get("Host", "").lower()
         name = name.rpartition(":")[0] if ":" in name else name
         if name == STATS_HOST:
@@ -308,7 +330,7 @@ class SimWeb:
         if index is None or self._renderer is None:
             reply = Reply(404, "text/plain", b"unknown host\n")
         else:
-            reply, logged = await self._answer(index, request, start, wall, agent)
+            reply, logged = await self._answer(index, request, start, wall, agent, late)
             if logged:
                 return self._response(reply)
         response = self._response(reply)
@@ -323,6 +345,7 @@ class SimWeb:
                 agent,
                 request.headers.get("If-None-Match"),
                 request.headers.get("If-Modified-Since"),
+                late,
             )
         )
         return response
@@ -336,7 +359,13 @@ class SimWeb:
         return response
 
     async def _answer(
-        self, index: int, request: web.BaseRequest, start: float, wall: float, agent: str
+        self,
+        index: int,
+        request: web.BaseRequest,
+        start: float,
+        wall: float,
+        agent: str,
+        late: float | None,
     ) -> tuple[Reply, bool]:
         """The reply, and whether the request is already logged (it hung)."""
         assert self._renderer is not None
@@ -344,7 +373,9 @@ class SimWeb:
         is_robots = path == "/robots.txt"
         if index in self._hang and (self._hang[index] or not is_robots):
             name = self.hosts[index]
-            self._record(LoggedRequest(start, start, wall, name, request.raw_path, 0, agent))
+            self._record(
+                LoggedRequest(start, start, wall, name, request.raw_path, 0, agent, late=late)
+            )
             await self._sleep(HANG_SECONDS)
             return Reply(503, "text/plain", b"gave up waiting\n"), True
         await self._sleep(self._delay.get(index, self.spec.spec_for(index).delay))

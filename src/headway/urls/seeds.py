@@ -2,7 +2,10 @@
 
 Contract of :func:`parse_seeds`: one seed a line, either a URL (``https://example.org/x``)
 or a bare domain with an optional path or port (``example.org``, ``example.org/news``,
-``example.org:8080``), which gets ``default_scheme``. Blank lines and lines starting with
+``example.org:8080``), which gets ``default_scheme``. A line without a scheme whose host
+is one bare word (no dot, not ``localhost``, not an IP address) is no domain and is
+unusable (``intranet``, or a stray ``g`` out of binary bytes); with its scheme
+(``http://intranet/``) such a host is a seed. Blank lines and lines starting with
 ``#`` are skipped; a trailing `` # comment`` (whitespace before ``#``) is dropped. The
 result (:class:`SeedList`) is the canonical URLs, de-duplicated in first-seen order,
 one :class:`SeedProblem` per unusable line (1-based line numbers; at most
@@ -115,6 +118,25 @@ def _host_problem(url: str) -> str | None:
     return None
 
 
+_HOST_AS_TYPED = re.compile(r"^(\[[^\]]*\]|[^/?#:]*)")
+
+
+def _bare_word_problem(text: str) -> str | None:
+    """Why a seed given without a scheme is no domain, or None: a host typed as one bare
+    word (no dot, not ``localhost``, not an IP address: ``intranet``, ``g``, ``7``, which
+    the URL parser would read as the address 0.0.0.7) is a typo or noise, not a site."""
+    m = _HOST_AS_TYPED.match(text)
+    host = m.group(1).lower() if m is not None else ""
+    if "." in host or host == "localhost":
+        return None
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    return f"{host!r} is a bare word, not a domain (write http://{host}/ to crawl it)"
+
+
 def parse_seeds(
     lines: Iterable[str | Unreadable],
     *,
@@ -164,6 +186,8 @@ def parse_seeds(
             problem(line_no, line, f"URL longer than {max_length} characters")
             continue
         host_problem = _host_problem(canonical)
+        if host_problem is None and url != text:
+            host_problem = _bare_word_problem(text)
         if host_problem is not None:
             problem(line_no, line, host_problem)
             continue

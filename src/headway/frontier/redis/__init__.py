@@ -55,6 +55,9 @@ class RedisBackend:
 
         return read_crawl_status(target.store, _crawl_id(target)).frontier
 
+    def shown(self, store: str) -> str:
+        return parse_store_url(store).masked()
+
 
 BACKEND = RedisBackend()
 

@@ -17,7 +17,8 @@ embedded backend, all inherent to sharing:
   lease may leave an orphan lease, which ``reclaim_expired`` returns when it expires.
 
 Durability is the server's: with AOF and ``appendfsync everysec`` a Redis crash loses at
-most about the last second of writes (see docs/scaling.md).
+most about the last second of writes (see docs/scaling.md). Once the crawl is found lost
+(``epoch.py``) every call does nothing and ``close`` raises ``CrawlLostError``.
 """
 
 from __future__ import annotations
@@ -28,10 +29,18 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from headway.errors import StoreError
-from headway.frontier.bloom import _size as bloom_size
+from headway.frontier.redis import reads
 from headway.frontier.redis.admission import RedisAdmission
 from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
 from headway.frontier.redis.counts import read_counts_raw
+from headway.frontier.redis.epoch import (
+    CrawlLostError,
+    LostCrawl,
+    loss_facts,
+    lost_message,
+    missing_shards,
+    unless_lost,
+)
 from headway.frontier.redis.keys import (
     DEFAULT_SHARDS,
     CrawlKeys,
@@ -39,6 +48,7 @@ from headway.frontier.redis.keys import (
     shard_of_host,
 )
 from headway.frontier.redis.link import RedisLink
+from headway.frontier.redis.opening import open_crawl
 from headway.frontier.redis.park import RevisitParking
 from headway.frontier.redis.records import leased_from_record
 from headway.frontier.redis.shards import ShardLeases, ShardStatistics
@@ -65,6 +75,7 @@ _KIND = {
 
 
 DEFAULT_LIMITS = FrontierLimits()
+_NO_ADD = AddResult(0, 0, {})
 
 
 class RedisFrontier:
@@ -95,8 +106,15 @@ class RedisFrontier:
         self.keys = CrawlKeys(crawl_id)
         self._closed = False
         self._lease_hosts: dict[int, str] = {}
-        self._scripts: Scripts = self._retry(lambda: Scripts(self._client))
-        self.shards, bloom_bits, probes = self._retry(lambda: self._crawl_shape(shards))
+        self._lost = LostCrawl()
+        self._last_counts: FrontierCounts | None = None
+        shape = self._retry(
+            lambda: open_crawl(
+                self._client, self.keys, limits, shards, shard_ttl, self._url.masked()
+            )
+        )
+        self.shards = shape.shards
+        self._scripts: Scripts = self._retry(lambda: Scripts(self._client, shape.epoch))
         self._shared = SharedState(self._client, self._retry, self.keys, self.shards)
         self._admission = RedisAdmission(
             self._client,
@@ -104,8 +122,8 @@ class RedisFrontier:
             self.keys,
             self.shards,
             limits,
-            bloom_bits=bloom_bits,
-            probes=probes,
+            bloom_bits=shape.bloom_bits,
+            probes=shape.bloom_probes,
         )
         self._leases = ShardLeases(
             self._client,
@@ -114,6 +132,8 @@ class RedisFrontier:
             node_id,
             ttl=shard_ttl,
             handover_gap=handover_gap,
+            epoch=shape.epoch,
+            on_lost=self._lose,
         )
         self._leases.start()
         self._parking = RevisitParking(
@@ -126,22 +146,6 @@ class RedisFrontier:
             node_id,
             self.shards,
         )
-
-    def _crawl_shape(self, shards: int) -> tuple[int, int, int]:
-        """The crawl's shard count and Bloom shape, fixed by whoever created the crawl."""
-        bits, probes = bloom_size(
-            max(1, self._limits.bloom_capacity // shards), self._limits.bloom_error
-        )
-        pipe = self._client.pipeline(transaction=False)
-        pipe.hsetnx(self.keys.meta, "shards", shards)
-        pipe.hsetnx(self.keys.meta, "bloom_bits", bits)
-        pipe.hsetnx(self.keys.meta, "bloom_probes", probes)
-        pipe.hmget(self.keys.meta, ["shards", "bloom_bits", "bloom_probes"])
-        got = pipe.execute()[-1]
-        have = int(got[0])
-        if have != shards:
-            log.info("crawl %s has %d shards (fixed at its creation)", self.keys.crawl, have)
-        return have, int(got[1]), int(got[2])
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -159,6 +163,31 @@ class RedisFrontier:
     def store_url(self) -> str:
         """The store URL with its password masked."""
         return self._url.masked()
+
+    @property
+    def crawl_lost(self) -> str | None:
+        """Why the crawl is lost (one line), once a call found its keys gone."""
+        return self._lost.message
+
+    def _lose(self) -> None:
+        if not self._lost:
+            facts = loss_facts(self._client, self._link.restarted_since_start())
+            self._lost.mark(lost_message(self._url.masked(), self.keys.crawl, facts))
+        self._leases.lost = True  # schedules nothing, releases nothing at close
+
+    @unless_lost(lambda self: None)
+    def verify_epoch(self) -> None:
+        """Check that the crawl's epoch is in the meta hash and every shard; mark the
+        crawl lost if not."""
+        epoch = self._scripts.epoch
+
+        def check() -> bool:
+            if self._client.hget(self.keys.meta, "epoch") != epoch:
+                return False
+            return not missing_shards(self._client, self.keys, self.shards, epoch)
+
+        if not self._retry(check):
+            self._lose()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -191,6 +220,7 @@ class RedisFrontier:
 
     # -- admission -------------------------------------------------------------------------
 
+    @unless_lost(lambda self: _NO_ADD)
     def add(self, entries: Sequence[UrlEntry], now: float) -> AddResult:
         self._check_open()
         calls, dups = self._admission.calls(entries)
@@ -199,6 +229,7 @@ class RedisFrontier:
 
     # -- settling --------------------------------------------------------------------------
 
+    @unless_lost(lambda self: _NO_ADD)
     def complete(
         self, completions: Sequence[Completion], discovered: Sequence[UrlEntry], now: float
     ) -> AddResult:
@@ -257,6 +288,7 @@ class RedisFrontier:
 
     # -- scheduling ------------------------------------------------------------------------
 
+    @unless_lost(lambda self: [])
     def ready_hosts(
         self, now: float, limit: int, exclude: Collection[str] = ()
     ) -> list[tuple[str, float]]:
@@ -264,42 +296,17 @@ class RedisFrontier:
         if limit <= 0:
             return []
         shards = sorted(self._leases.schedulable())
-
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in shards:
-                pipe.zrangebyscore(
-                    self.keys.shard(s, "ready"),
-                    "-inf",
-                    now,
-                    start=0,
-                    num=limit + len(exclude),
-                    withscores=True,
-                )
-            return list(pipe.execute())
-
-        found = [(score, host) for rows in self._retry(read) for host, score in rows]
-        found.sort()
+        num = limit + len(exclude)
+        found = self._retry(lambda: reads.ready_hosts(self._client, self.keys, shards, now, num))
         return [(h, float(t)) for t, h in found if h not in exclude][:limit]
 
+    @unless_lost(lambda self: None)
     def next_ready_time(self, exclude: Collection[str] = ()) -> float | None:
         self._check_open()
         shards = sorted(self._leases.schedulable())
+        return self._retry(lambda: reads.next_ready_time(self._client, self.keys, shards, exclude))
 
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in shards:
-                pipe.zrange(self.keys.shard(s, "ready"), 0, len(exclude), withscores=True)
-            return list(pipe.execute())
-
-        best: float | None = None
-        for rows in self._retry(read):
-            for host, score in rows:
-                if host not in exclude:
-                    best = score if best is None else min(best, score)
-                    break
-        return best
-
+    @unless_lost(lambda self: None)
     def set_host_ready_at(self, host: str, ready_at: float) -> None:
         self._check_open()
         s = self.shard_of(host)
@@ -308,6 +315,7 @@ class RedisFrontier:
             lambda: self._scripts.run_many([("set_ready", keys, [host, repr(float(ready_at))])])
         )
 
+    @unless_lost(lambda self: [])
     def lease_many(
         self,
         wants: Sequence[tuple[str, int]],
@@ -349,6 +357,7 @@ class RedisFrontier:
             out += by_host.pop(host, [])
         return out
 
+    @unless_lost(lambda self: 0)
     def drop_host(self, host: str, reason: str) -> int:
         self._check_open()
         s = self.shard_of(host)
@@ -363,63 +372,46 @@ class RedisFrontier:
 
     # -- recrawl ---------------------------------------------------------------------------
 
+    @unless_lost(lambda self: 0)
     def park_revisits(self) -> int:
         self._check_open()
         return self._parking.park()
 
+    @unless_lost(lambda self: 0)
     def unpark_revisits(self) -> int:
         self._check_open()
         return self._parking.unpark()
 
     # -- leases ----------------------------------------------------------------------------
 
+    @unless_lost(lambda self: 0)
     def reclaim_expired(self, now: float, limit: int = 1000) -> int:
         self._check_open()
-
-        def expired() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in range(self.shards):
-                pipe.zrangebyscore(
-                    self.keys.shard(s, "leases"), "-inf", f"({now!r}", start=0, num=limit
-                )
-            return list(pipe.execute())
-
-        found = [(s, m) for s, rows in enumerate(self._retry(expired)) for m in rows][:limit]
+        found = self._retry(
+            lambda: reads.expired_leases(self._client, self.keys, self.shards, now, limit)
+        )
         return self._requeue(found, bound=repr(float(now)))
 
+    @unless_lost(lambda self: 0)
     def extend_leases(self, ids: Sequence[int], now: float, lease_seconds: float) -> int:
         self._check_open()
         if not ids:
             return 0
         expires = now + lease_seconds
-        suffix = "|" + self._node
+        return int(
+            self._retry(
+                lambda: reads.extend_leases(
+                    self._client, self.keys, self.shards, self._node, ids, expires
+                )
+            )
+        )
 
-        def extend() -> list[Any]:
-            # XX: only a member that exists (this node's lease) gets the new score; a
-            # lease reclaimed or taken by another node has another member and stays as is
-            by_shard: dict[int, dict[str, float]] = {}
-            for i in ids:
-                by_shard.setdefault(i % self.shards, {})[member(i) + suffix] = expires
-            pipe = self._client.pipeline(transaction=False)
-            for s, members in by_shard.items():
-                pipe.zadd(self.keys.shard(s, "leases"), members, xx=True, ch=True)
-            return list(pipe.execute())
-
-        return sum(int(n) for n in self._retry(extend))
-
+    @unless_lost(lambda self: 0)
     def release_own_leases(self) -> int:
         self._check_open()
-
-        def mine() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for s in range(self.shards):
-                pipe.zrange(self.keys.shard(s, "leases"), 0, -1)
-            return list(pipe.execute())
-
-        suffix = "|" + self._node
-        found = [
-            (s, m) for s, rows in enumerate(self._retry(mine)) for m in rows if m.endswith(suffix)
-        ]
+        found = self._retry(
+            lambda: reads.own_leases(self._client, self.keys, self.shards, self._node)
+        )
         self._lease_hosts.clear()
         return self._requeue(found, bound="")
 
@@ -438,18 +430,22 @@ class RedisFrontier:
 
     # -- shared per-crawl state ------------------------------------------------------------
 
+    @unless_lost(lambda self: {})
     def find_payloads(self, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
         self._check_open()
         return self._shared.find_payloads(digests)
 
+    @unless_lost(lambda self: None)
     def put_payloads(self, items: Sequence[tuple[str, str, str]]) -> None:
         self._check_open()
         self._shared.put_payloads(items)
 
+    @unless_lost(lambda self: {})
     def get_host_states(self, hosts: Sequence[str]) -> dict[str, str]:
         self._check_open()
         return self._shared.get_host_states(hosts)
 
+    @unless_lost(lambda self: None)
     def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
         self._check_open()
         self._shared.put_host_states(items)
@@ -460,16 +456,27 @@ class RedisFrontier:
         reads in a row agree, since a page's settlement and its links' admission touch
         several shards one after another and a single pass could fall between them."""
         self._check_open()
-        counts, raw = self._retry(lambda: read_counts_raw(self._client, self.keys, self.shards))
+        if self._lost:
+            return self._last_counts or self._retry(self._read_counts)[0]
+        counts, raw = self._retry(self._read_counts)
         for _ in range(10):
             if counts.queued or counts.leased:
                 break
-            again, raw2 = self._retry(lambda: read_counts_raw(self._client, self.keys, self.shards))
+            again, raw2 = self._retry(self._read_counts)
             if raw2 == raw:
                 break
             counts, raw = again, raw2
+        if not (counts.queued or counts.leased):
+            # an empty frontier ends the crawl: first make sure it is not a lost one
+            self.verify_epoch()
+            if self._lost:
+                return self._last_counts or counts
+        self._last_counts = counts
         self._admission.forget_queued()
         return counts
+
+    def _read_counts(self) -> tuple[FrontierCounts, Any]:
+        return read_counts_raw(self._client, self.keys, self.shards)
 
     def get_meta(self, key: str) -> str | None:
         self._check_open()
@@ -494,3 +501,5 @@ class RedisFrontier:
         self._closed = True
         self._leases.close()
         self._link.close()
+        if self._lost.message is not None:
+            raise CrawlLostError(self._lost.message)

@@ -15,7 +15,7 @@ password is replaced by ``***``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -24,10 +24,11 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisClusterException
 from redis.retry import Retry
 
 from headway.errors import StoreError
+from headway.frontier.redis.epoch import epoch_key_of
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +115,16 @@ def mask_store_url(text: str) -> str:
     return f"{scheme}://{shown}@{hostpart}"
 
 
-def connect(url: StoreUrl, *, timeout: float = 5.0) -> Any:
-    """A client (``redis.Redis`` or ``RedisCluster``) with string replies."""
+def connect(
+    url: StoreUrl,
+    *,
+    timeout: float = 5.0,
+    on_connection: Callable[[Any], None] | None = None,
+) -> Any:
+    """A client (``redis.Redis`` or ``RedisCluster``) with string replies.
+    ``on_connection(conn)``: called with every connection the client opens (also one
+    opened again, without a word, after the server went away), set up and before its
+    first command."""
     # No retries inside the client: the frontier retries whole calls itself, with backoff
     # and one log line (see ``RedisFrontier``).
     common: dict[str, Any] = {
@@ -127,14 +136,24 @@ def connect(url: StoreUrl, *, timeout: float = 5.0) -> Any:
         "socket_connect_timeout": timeout,
         "ssl": url.tls,
     }
+    if on_connection is not None:
+        hook = on_connection
+
+        def set_up(conn: Any) -> None:
+            conn.on_connect()  # what the client does without a hook (AUTH, SELECT, ...)
+            hook(conn)
+
+        # a cluster client sets connections up itself, then calls this with each
+        common["redis_connect_func"] = hook if url.cluster else set_up
     try:
         if url.cluster:
             nodes = [ClusterNode(h, p) for h, p in url.nodes]  # type: ignore[no-untyped-call]
             return RedisCluster(startup_nodes=nodes, **common)
         host, port = url.nodes[0]
         return redis.Redis(host=host, port=port, db=url.db, **common)
-    except redis.RedisError as exc:
-        raise StoreError(f"cannot connect to {url.masked()}: {exc}") from exc
+    except (redis.RedisError, RedisClusterException) as exc:
+        # (a cluster none of whose listed nodes answers raises the latter)
+        raise StoreError(f"cannot reach Redis {url.masked()}: {exc}") from exc
 
 
 def script_text(name: str) -> str:
@@ -145,10 +164,12 @@ def script_text(name: str) -> str:
 
 class Scripts:
     """The frontier's Lua scripts, loaded by SHA and reloaded when a restarted server
-    (or a new cluster master) no longer knows them."""
+    (or a new cluster master) no longer knows them. Every call gets the crawl epoch key
+    of its shard (the hash tag of its first key) as its last key (see ``epoch.py``)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, epoch: str) -> None:
         self._client = client
+        self.epoch = epoch
         self.text = {name: script_text(name) for name in SCRIPT_NAMES}
         self.sha: dict[str, str] = {}
         self.load()
@@ -157,7 +178,11 @@ class Scripts:
         for name, text in self.text.items():
             self.sha[name] = self._client.script_load(text)
 
+    def _keys(self, keys: list[str]) -> list[str]:
+        return [*keys, epoch_key_of(keys[0], self.epoch)]
+
     def call(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        keys = self._keys(keys)
         try:
             return self._client.evalsha(self.sha[name], len(keys), *keys, *args)
         except NoScriptError:
@@ -174,6 +199,7 @@ class Scripts:
             pipe = self._client.pipeline(transaction=False)
             for i in todo:
                 name, keys, args = calls[i]
+                keys = self._keys(keys)
                 pipe.execute_command("EVALSHA", self.sha[name], len(keys), *keys, *args)
             replies = pipe.execute(raise_on_error=False) if todo else []
             missing = []

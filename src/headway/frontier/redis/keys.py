@@ -8,16 +8,21 @@ member it is written zero-padded to 15 digits (``M``), so equal scores order old
 
 Per crawl, tag ``{C}`` (one slot, small keys):
 
-- ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``seeded``, and
-  every ``set_meta`` key as ``m:<key>``.
+- ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``bloom_bits``,
+  ``bloom_probes``, ``shard_ttl`` (the creator's: what ``headway status`` counts as
+  live), ``epoch`` (the crawl epoch E, see ``epoch.py``), ``seeded``, and every
+  ``set_meta`` key as ``m:<key>``.
 - ``hw:{C}:nodes`` ZSET: N scored by its last heartbeat (unix time); live = recent.
 - ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
 
 Per shard, tag ``{C:s}`` (every read-check-write of the frontier touches one shard, so
 each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Cluster):
 
+- ``hw:{C:s}:epoch:E`` STRING: present while the shard's keys are; every script of the
+  shard refuses to act without it.
 - ``hw:{C:s}:owner`` STRING with a TTL: the node holding the shard (renewed by heartbeat).
-- ``hw:{C:s}:bloom`` STRING used as a bitmap: the shard's Bloom filter over fingerprints.
+- ``hw:{C:s}:bloom`` STRING used as a bitmap: the shard's Bloom filter over fingerprints,
+  written whole (zeros) at its size by the shard's first admission.
 - ``hw:{C:s}:seen`` SET: every admitted fingerprint (decimal), shed ones included: the
   exact answer behind a Bloom positive (no false drops).
 - ``hw:{C:s}:urls`` HASH M -> JSON ``[url, host, depth, priority, fp, via, attempts,

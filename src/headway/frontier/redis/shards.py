@@ -16,6 +16,9 @@ Contract:
   still have requests in flight); ``close`` releases every held shard at once.
 - While Redis cannot be reached for longer than ``ttl``, the node schedules nothing (its
   shards may have been taken) until a heartbeat succeeds again.
+- Each heartbeat checks the crawl epoch (``epoch.py``): when the meta hash no longer
+  names it, or a shard script refuses for want of its epoch key, ``on_lost`` is called
+  and the node schedules nothing from then on.
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ import math
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
 from headway.frontier.redis.connect import Scripts
+from headway.frontier.redis.epoch import is_lost_reply
 from headway.frontier.redis.keys import CrawlKeys
 
 log = logging.getLogger(__name__)
@@ -60,9 +64,14 @@ class ShardLeases:
         *,
         ttl: float,
         handover_gap: float,
+        epoch: str,
+        on_lost: Callable[[], None],
     ) -> None:
         self._client = client
-        self._scripts = Scripts(client)
+        self._scripts = Scripts(client, epoch)
+        self._epoch = epoch
+        self._on_lost = on_lost
+        self.lost = False
         self._keys = keys
         self._shards = shards
         self._node = node
@@ -74,7 +83,7 @@ class ShardLeases:
         self._waiting: set[int] = set()  # held, but other nodes' leases are still live
         self._live = 0
         self._last_ok = 0.0
-        self._stats_json = "{}"
+        self._stats_json: str | None = None  # none published before the first reading
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._down_since: float | None = None
@@ -86,7 +95,7 @@ class ShardLeases:
         """Shards this node may schedule now."""
         t = time.time() if now is None else now
         with self._lock:
-            if t - self._last_ok > self._ttl:
+            if self.lost or t - self._last_ok > self._ttl:
                 return frozenset()
             return frozenset(
                 s
@@ -126,6 +135,8 @@ class ShardLeases:
             self._held.clear()
             self._draining.clear()
             self._waiting.clear()
+        if self.lost:
+            return  # nothing left to release, and no script would act
         try:
             self._scripts.run_many(
                 [
@@ -144,9 +155,14 @@ class ShardLeases:
 
     def beat(self) -> None:
         """One heartbeat: register, renew, give up surplus, take a fair share."""
+        if self.lost:
+            return
         try:
             self._beat(time.time())
         except redis.RedisError as exc:
+            if is_lost_reply(exc):
+                self._lose()
+                return
             now = time.time()
             if self._down_since is None:
                 self._down_since = now
@@ -166,10 +182,16 @@ class ShardLeases:
         ttl_ms = int(self._ttl * 1000)
         pipe = self._client.pipeline(transaction=False)
         pipe.zadd(k.nodes, {self._node: now})
-        pipe.set(k.node(self._node), self._stats_json, px=ttl_ms * 3)
         pipe.zremrangebyscore(k.nodes, "-inf", now - 30 * self._ttl)
         pipe.zrangebyscore(k.nodes, now - self._ttl, "+inf")
-        live = pipe.execute()[3]
+        pipe.hget(k.meta, "epoch")
+        if self._stats_json is not None:
+            pipe.set(k.node(self._node), self._stats_json, px=ttl_ms * 3)
+        replies = pipe.execute()
+        live = replies[2]
+        if replies[3] != self._epoch:
+            self._lose()
+            return
         with self._lock:
             mine = list(self._held)
         renewed = self._scripts.run_many(
@@ -199,6 +221,11 @@ class ShardLeases:
         if count < target:
             self._acquire(target - count, now, ttl_ms)
         self._check_foreign_leases(now)
+
+    def _lose(self) -> None:
+        with self._lock:
+            self.lost = True
+        self._on_lost()
 
     def _check_foreign_leases(self, now: float) -> None:
         """Keep newly taken shards unscheduled while another node's leases in them live."""

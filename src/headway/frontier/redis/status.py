@@ -9,12 +9,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.exceptions import (
+    ClusterDownError,
+    MasterDownError,
+    RedisClusterException,
+    TryAgainError,
+)
 
 from headway.errors import StoreError
-from headway.frontier.redis.connect import connect, parse_store_url
+from headway.frontier.redis.connect import StoreUrl, connect, parse_store_url
 from headway.frontier.redis.counts import read_counts
 from headway.frontier.redis.keys import CrawlKeys
 from headway.frontier.store import FrontierCounts
+
+#: The shard TTL of a crawl that did not store its own (``--shard-ttl``'s default).
+DEFAULT_SHARD_TTL = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,19 +50,61 @@ class CrawlStatus:
     unowned_shards: int
 
 
-def read_crawl_status(store: str, crawl_id: str, *, live_within: float = 60.0) -> CrawlStatus:
-    """The crawl's status; ``StoreError`` when Redis is unreachable or the crawl unknown."""
+#: Seconds ``headway status`` waits for a store that does not answer, or a cluster that
+#: says it is down, before it says so: a cluster failing over answers again within its
+#: cluster-node-timeout (a few seconds).
+STATUS_WAIT = 8.0
+#: Errors worth waiting through (an authentication error is a ConnectionError too, but
+#: it will not go away by waiting).
+_TRANSIENT = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    ClusterDownError,
+    TryAgainError,
+    MasterDownError,
+    RedisClusterException,
+)
+
+
+def read_crawl_status(store: str, crawl_id: str, *, wait: float = STATUS_WAIT) -> CrawlStatus:
+    """The crawl's status; ``StoreError`` (one line, the store's password masked) when
+    Redis cannot be reached for ``wait`` seconds or the crawl is unknown."""
     url = parse_store_url(store)
-    keys = CrawlKeys(crawl_id)
-    client: Any = connect(url)
+    deadline = time.monotonic() + wait
+    delay = 0.2
+    while True:
+        try:
+            return _read(url, CrawlKeys(crawl_id))
+        except (StoreError, redis.RedisError, RedisClusterException) as exc:
+            # connect() reports an unreachable store as a StoreError caused by it
+            cause = exc.__cause__ if isinstance(exc, StoreError) else exc
+            if not isinstance(cause, _TRANSIENT) or isinstance(cause, redis.AuthenticationError):
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(f"cannot read {url.masked()}: {exc}") from None
+            if time.monotonic() + delay > deadline:
+                down = isinstance(cause, (ClusterDownError, TryAgainError, MasterDownError))
+                what = "is failing over or down" if down else "cannot be reached"
+                raise StoreError(
+                    f"Redis {url.masked()} {what} (waited {wait:.0f} s): {cause}"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+def _read(url: StoreUrl, keys: CrawlKeys) -> CrawlStatus:
+    client: Any = connect(url, timeout=2.0)  # (a StoreError when unreachable)
     try:
-        shards_text = client.hget(keys.meta, "shards")
-        if shards_text is None:
-            raise StoreError(f"no crawl {crawl_id!r} in {url.masked()}")
-        shards = int(shards_text)
+        meta = client.hmget(keys.meta, ["shards", "shard_ttl"])
+        if meta[0] is None:
+            raise StoreError(f"no crawl {keys.crawl!r} in {url.masked()}")
+        shards = int(meta[0])
+        # live: seen within the shard TTL, as the nodes themselves count each other
+        # (crawls created before the TTL was stored: the default, 10 s)
+        ttl = float(meta[1] or DEFAULT_SHARD_TTL)
         counts = read_counts(client, keys, shards)
         now = time.time()
-        beats = client.zrangebyscore(keys.nodes, now - live_within, "+inf", withscores=True)
+        beats = client.zrangebyscore(keys.nodes, now - ttl, "+inf", withscores=True)
         pipe = client.pipeline(transaction=False)
         for s in range(shards):
             pipe.get(keys.shard(s, "owner"))
@@ -62,8 +113,6 @@ def read_crawl_status(store: str, crawl_id: str, *, live_within: float = 60.0) -
         for node, _ in beats:
             pipe.get(keys.node(node))
         published = pipe.execute() if beats else []
-    except redis.RedisError as exc:
-        raise StoreError(f"cannot read {url.masked()}: {exc}") from exc
     finally:
         client.close()
     rows = [
@@ -77,7 +126,7 @@ def read_crawl_status(store: str, crawl_id: str, *, live_within: float = 60.0) -
     ]
     return CrawlStatus(
         store=url.masked(),
-        crawl_id=crawl_id,
+        crawl_id=keys.crawl,
         shards=shards,
         frontier=counts,
         nodes=tuple(rows),

@@ -36,6 +36,9 @@ class SqliteBackend:
         path = target.crawl_dir / FRONTIER_FILE
         return read_counts(path) if path.exists() else None
 
+    def shown(self, store: str) -> str:
+        return store
+
 
 def read_counts(path: Path) -> FrontierCounts:
     """The totals of a frontier file, read without opening it for writing or loading its

@@ -36,7 +36,8 @@ schema and the host rows of one transaction (``Tx``) in ``rows.py``.
 
 The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open
 (about 5 us per fingerprint in pure Python: 5.5 s for 1M on the benchmark machine)
-unless a clean close saved its bitmap (see ``_load_bloom``).
+unless a clean close saved its bitmap (``load_bitmap``). Sized to the seen set, it is
+rebuilt 16 times larger when a transaction outgrows it (``_grow_bloom``, ``capacity_for``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from typing import Any
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.errors import StoreError
-from headway.frontier.bloom import BloomFilter, load_bitmap, save_bitmap
+from headway.frontier.bloom import BloomFilter, capacity_for, load_bitmap, save_bitmap
 from headway.frontier.sqlite.admission import admit
 from headway.frontier.sqlite.park import park_revisits, unpark_revisits
 from headway.frontier.sqlite.rows import (
@@ -122,6 +123,7 @@ class SqliteFrontier:
             raise ValueError("node_id must not be empty")
         self._node_id = node_id
         self._limits = limits
+        self._bloom_capacity = limits.bloom_capacity  # sized to the seen set once read
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -146,19 +148,20 @@ class SqliteFrontier:
             raise StoreError(f"{path}: frontier schema {version}, expected {SCHEMA_VERSION}")
         self._totals = dict(conn.execute("SELECT name, value FROM totals"))
         self._shed = dict(conn.execute("SELECT reason, count FROM shed"))
-        self._bloom = BloomFilter(limits.bloom_capacity, limits.bloom_error)
+        seen = self._totals["seen"]
+        self._bloom_capacity = capacity_for(seen, limits.bloom_capacity)
+        self._bloom = BloomFilter(self._bloom_capacity, limits.bloom_error)
         self._bloom_path = Path(path).with_name(Path(path).name + ".bloom")
         started = time.perf_counter()
         how = "loaded from the bitmap saved at the last clean close"
-        if not load_bitmap(self._bloom, self._bloom_path, self._totals["seen"]):
+        if not load_bitmap(self._bloom, self._bloom_path, seen):
             how = "rebuilt from the seen table"
-            cur = conn.execute("SELECT fp FROM seen")
-            while rows := cur.fetchmany(65_536):
-                self._bloom.add_many(r[0] for r in rows)
+            self._fill_bloom(self._bloom)
         log.info(
-            "frontier %s opened: Bloom filter of %d seen fingerprints %s in %.2f s",
+            "frontier %s opened: Bloom filter of %d seen fingerprints (%d KiB) %s in %.2f s",
             path,
-            self._totals["seen"],
+            seen,
+            self._bloom.nbytes // 1024,
             how,
             time.perf_counter() - started,
         )
@@ -197,6 +200,32 @@ class SqliteFrontier:
             self._totals[name] += delta
         for reason, delta in tx.shed.items():
             self._shed[reason] = self._shed.get(reason, 0) + delta
+        if self._totals["seen"] > self._bloom_capacity:
+            self._grow_bloom()
+
+    def _fill_bloom(self, bloom: BloomFilter) -> None:
+        assert self._conn is not None
+        try:
+            cur = self._conn.execute("SELECT fp FROM seen")
+            while rows := cur.fetchmany(65_536):
+                bloom.add_many(r[0] for r in rows)
+        except sqlite3.Error as exc:  # a grown filter is not used: the old one stays
+            raise StoreError(f"frontier store failed: {exc}") from exc
+
+    def _grow_bloom(self) -> None:
+        """Replace the Bloom filter by one sized for the seen set (the committed table
+        holds every fingerprint the old filter did)."""
+        capacity = capacity_for(self._totals["seen"], self._limits.bloom_capacity)
+        if capacity <= self._bloom_capacity:
+            return  # at the configured capacity: it fills past it, hits are confirmed
+        started = time.perf_counter()
+        bloom = BloomFilter(capacity, self._limits.bloom_error)
+        self._fill_bloom(bloom)
+        self._bloom, self._bloom_capacity = bloom, capacity
+        took = time.perf_counter() - started
+        log.info(
+            "Bloom filter grown to %d KiB (%d URLs) in %.2f s", bloom.nbytes >> 10, capacity, took
+        )
 
     # -- FrontierStore -----------------------------------------------------------------
 

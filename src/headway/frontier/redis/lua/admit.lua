@@ -12,6 +12,11 @@ local budget, nshards, shard = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(AR
 local nhosts = tonumber(ARGV[6])
 local base = 6 + nhosts
 local dups, shed, evicted = 0, 0, 0
+-- the bitmap is written whole at its size on first use: set bit by bit, Redis would grow
+-- the string greedily (doubling), up to twice the size (see docs/scaling.md)
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('SET', KEYS[1], string.rep('\0', math.ceil(m / 8)))
+end
 local groups = {}
 local n = 0
 for i = base + 1, #ARGV, 7 do

@@ -2,6 +2,13 @@
 -- key layout). All keys a script touches arrive in KEYS[]; scores are passed on as the
 -- strings the client sent, so no timestamp is rounded by Lua's number formatting.
 
+-- The last key is the shard's crawl epoch key (epoch.py): without it the crawl's keys
+-- are gone (a flush, eviction, a failover to a replica without them) and the script
+-- refuses to act, before any write.
+if redis.call('EXISTS', KEYS[#KEYS]) == 0 then
+  return redis.error_reply('HWLOST crawl epoch key ' .. KEYS[#KEYS] .. ' is missing')
+end
+
 -- Recompute a host's ready time, max(ready_at, earliest queued not_before), in the
 -- shard's ready set; a host without queued URLs leaves the set.
 local function refresh_host(ready_key, hosts_key, q_key, nb_key, host)

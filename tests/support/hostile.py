@@ -8,7 +8,10 @@ Contract:
   - ``control{i}``: a plain site of ``control_pages`` pages (``/`` links to ``/p/1`` ..
     ``/p/{n-1}``, each of which links back); robots.txt is 404.
   - ``costly{i}``: ``/`` is a ``costly_gzip``-byte gzip body that decodes to
-    ``costly_decoded`` bytes of ``<a href>`` links (all to one off-site URL).
+    ``costly_decoded`` bytes of ``<a href>`` links (all to one off-site URL). With
+    ``costly_fanout`` n, every page first links to n pages of its own host (page ``k``,
+    ``/`` being 0, to ``/c/{k*n+1}`` .. ``/c/{k*n+n}``), each as costly: the host never
+    runs out of costly pages.
   - ``creds``: links and a page redirect carrying ``user:secret@``, and a robots.txt that
     redirects to a URL with credentials; the server notes every request that carries an
     ``Authorization`` header or the secret anywhere in its headers (``credential_leaks``).
@@ -19,7 +22,8 @@ Contract:
   - ``blocked4`` and ``blocked6``: seeds whose names resolve to ``169.254.169.254`` and to
     its 6to4 form ``2002:a9fe:a9fe::1``.
 - ``log`` records every request that reached a handler (host without port, raw path,
-  start and end on ``time.monotonic()``), in arrival order.
+  start and end on ``time.monotonic()``, and how late the handler started after the
+  request reached the socket, see ``headway.testing.stamp``), in arrival order.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import time
 from dataclasses import dataclass, field
 
 from aiohttp import web
+
+from headway.testing.stamp import StampedListener, late_by, stamped_listener
 
 __all__ = ["SECRET", "HostileRequest", "HostileSpec", "HostileWeb"]
 
@@ -44,6 +50,7 @@ class HostileSpec:
     control_pages: int = 21
     costly_hosts: int = 0
     costly_decoded: int = 8_000_000
+    costly_fanout: int = 0  # links of each costly page to more costly pages of its host
     attacks: bool = True  # creds, robotsloop, robotschain, reset, blocked4, blocked6
 
 
@@ -53,6 +60,13 @@ class HostileRequest:
     end: float  # time.monotonic() when the answer was ready
     host: str
     path: str
+    #: seconds the handler started after the request reached the socket (None: unknown)
+    late: float | None = None
+
+    @property
+    def arrival(self) -> float:
+        """When the request reached the server's socket (``time.monotonic()``)."""
+        return self.start - (self.late or 0.0)
 
 
 @dataclass(slots=True)
@@ -78,6 +92,7 @@ class HostileWeb:
         self.state = _State()
         self._runner: web.ServerRunner | None = None
         self._port: int | None = None
+        self._listener: StampedListener | None = None
         self._costly = costly_body(spec.costly_decoded) if spec.costly_hosts else b""
 
     @property
@@ -124,7 +139,9 @@ class HostileWeb:
         server = web.Server(self._handle, access_log=None)
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        listener = stamped_listener(host, port)
+        self._listener = listener
+        site = web.SockSite(runner, listener)
         await site.start()
         self._runner = runner
         self._port = int(runner.addresses[0][1])
@@ -138,6 +155,7 @@ class HostileWeb:
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         start = time.monotonic()
+        late = late_by(self._listener, request.transport, time.time())
         host = request.headers.get("Host", "").split(":", 1)[0].lower()
         name = host.removesuffix(f".{SUFFIX}")
         for key, value in request.headers.items():
@@ -146,7 +164,8 @@ class HostileWeb:
         try:
             return await self._answer(request, name)
         finally:
-            self.state.log.append(HostileRequest(start, time.monotonic(), host, request.path_qs))
+            entry = HostileRequest(start, time.monotonic(), host, request.path_qs, late)
+            self.state.log.append(entry)
             self.state.served.add(request.protocol)
 
     async def _answer(self, request: web.BaseRequest, name: str) -> web.StreamResponse:
@@ -154,12 +173,7 @@ class HostileWeb:
         if name.startswith("control"):
             return self._control(path)
         if name.startswith("costly"):
-            if path != "/":
-                return web.Response(status=404, text="no")
-            return web.Response(
-                body=self._costly,
-                headers={"Content-Type": _HTML, "Content-Encoding": "gzip"},
-            )
+            return self._costly_page(path)
         if name == "creds":
             return self._creds(path)
         if name == "robotsloop":
@@ -183,6 +197,17 @@ class HostileWeb:
         if path.startswith("/p/") and path[3:].isdigit() and 0 < int(path[3:]) < n:
             return _page(f"page {path[3:]}", ["/"])
         return web.Response(status=404, text="not found")
+
+    def _costly_page(self, path: str) -> web.Response:
+        fanout = self.spec.costly_fanout
+        k = 0 if path == "/" else _number(path.removeprefix("/c/")) if fanout else None
+        if k is None:
+            return web.Response(status=404, text="no")
+        body = self._costly
+        if fanout:  # a gzip member of its own links, before the shared bulk
+            links = "".join(f'<a href="/c/{k * fanout + j}">c</a>\n' for j in range(1, fanout + 1))
+            body = gzip.compress(links.encode(), 1) + body
+        return web.Response(body=body, headers={"Content-Type": _HTML, "Content-Encoding": "gzip"})
 
     def _creds(self, path: str) -> web.Response:
         own = f"creds.{SUFFIX}:{self.port}"
@@ -215,6 +240,10 @@ class HostileWeb:
                 return web.Response(status=302, headers={"Location": f"/r/{k + 1}"})
             return web.Response(text="User-agent: *\nDisallow:\n")
         return _page("chain home", [])
+
+
+def _number(text: str) -> int | None:
+    return int(text) if text.isdigit() and len(text) < 16 else None
 
 
 def _page(title: str, links: list[str]) -> web.Response:

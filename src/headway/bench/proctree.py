@@ -1,4 +1,4 @@
-"""CPU time and peak memory of a whole process tree (Linux), for benchmarks.
+"""CPU time and memory of a whole process tree (Linux), for benchmarks and tests.
 
 A crawler is more than its main process: parser workers are children of a forkserver,
 so neither ``getrusage`` of the main process nor ``/usr/bin/time`` sees their CPU.
@@ -17,6 +17,10 @@ so neither ``getrusage`` of the main process nor ``/usr/bin/time`` sees their CP
   crawl proper, so that start-up (imports, pool start) can be told apart.
 - Peak resident memory of every process is ``VmHWM`` from ``/proc/<pid>/status``, read
   at each sample (``sample_every`` seconds), with the process's command line as its name.
+
+``TreeMemorySampler`` samples the resident memory of a process and every descendant it has
+now, in a thread, for tests and benchmarks that bound a crawler's memory; it walks the tree
+with the same ``all_stats`` and ``tree_of`` as ``TreeRun``.
 
 Children of the measuring process that are not the command's (those that existed before
 ``start()``, and ``exclude``, e.g. a server the benchmark talks to) are never counted; the
@@ -38,6 +42,7 @@ from dataclasses import dataclass
 
 PR_SET_CHILD_SUBREAPER = 36
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +162,52 @@ def tree_of(root: int, stats: dict[int, ProcStat]) -> set[int]:
         found.add(pid)
         todo.extend(children.get(pid, ()))
     return found
+
+
+def tree_pids(root: int) -> set[int]:
+    """``root`` and every live descendant it has now."""
+    return tree_of(root, all_stats())
+
+
+def rss_bytes_of(pid: int) -> int:
+    """Resident memory of ``pid`` now (0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def tree_rss_bytes(root: int) -> int:
+    """Resident memory of ``root`` and all its descendants now (0 once it has ended)."""
+    return sum(rss_bytes_of(pid) for pid in tree_pids(root))
+
+
+class TreeMemorySampler:
+    """Samples ``tree_rss_bytes(pid)`` every ``interval`` seconds in a thread; ``peak``
+    is the largest sample (use as a context manager around the process's life)."""
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.peak = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, tree_rss_bytes(self.pid))
+            self.samples += 1
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> TreeMemorySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
 
 
 def become_subreaper() -> bool:

@@ -6,7 +6,7 @@ host, as a real crawl runs) and a size (``Nx``: N times the hosts, same pages pe
 Runs with a gap, and every run, stop after ``seconds``.
 
 How CPU is counted: the crawler runs as a process of its own, under a ``TreeRun``
-(``runtime/proctree.py``) that counts the CPU of every process it leads to (the main
+(``bench/proctree.py``) that counts the CPU of every process it leads to (the main
 process and its threads, the forkserver and every parser process, even ones orphaned)
 from ``/proc`` and ``wait4``; the simulated web runs in another process and is not
 counted. *Crawl CPU* is the tree's CPU from the moment start-up is over (the node calls
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from headway.runtime.proctree import ProcessPeak, TreeRun
+from headway.bench.proctree import ProcessPeak, TreeRun
 from headway.runtime.stats import NodeStats, from_json
 from headway.settings import Settings, build_settings
 

@@ -26,7 +26,7 @@ def test_bench_smoke_counts_every_process() -> None:
 
 
 def test_steady_cpu_per_page_leaves_out_the_first_report_and_the_stop() -> None:
-    from headway.runtime.bench import BenchCase, BenchResult
+    from headway.bench.harness import BenchCase, BenchResult
 
     case = BenchCase("http", 1.0, 1, 2, 3, 3, 1, 1, 10.0)
     progress = ((0.5, 10), (1.0, 50), (2.0, 150), (3.0, 250))
@@ -41,7 +41,7 @@ def test_server_is_warmed_with_every_page_a_crawl_fetches(tmp_path: Path) -> Non
     """Before any measured run the bench asks the server for every page a crawl of it
     fetches once, so the first run (a "before" run) does not pay for the server
     building its pages on the shared cores."""
-    from headway.runtime.bench import BenchCase, _Server
+    from headway.bench.harness import BenchCase, _Server
 
     case = BenchCase("http", 0.0, 1, 2, 3, 3, 1, 1, 10.0)
     server = _Server(case, tmp_path / "pki")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
-from headway.runtime.proctree import read_stat, role_of, tree_of
+from headway.bench.proctree import read_stat, role_of, tree_of
 
 # The command: a child that starts a grandchild burning CPU, then exits at once, so the
 # grandchild is orphaned and only a subreaper can still count it.
@@ -24,7 +27,7 @@ _COMMAND = textwrap.dedent(
 _MEASURE = textwrap.dedent(
     """
     import json, sys
-    from headway.runtime.proctree import TreeRun
+    from headway.bench.proctree import TreeRun
     run = TreeRun([sys.executable, "-c", sys.argv[1]], stdout=None, sample_every=0.05)
     run.start()
     u = run.wait(30)
@@ -86,3 +89,23 @@ QUIET = "python -Wignore::UserWarning:multiprocessing.resource_tracker"
 )
 def test_role_of(cmd: str, parent: str, role: str) -> None:
     assert role_of(cmd, parent) == role
+
+
+def test_memory_sampler_counts_a_grandchild() -> None:
+    from headway.bench.proctree import TreeMemorySampler, tree_pids
+
+    # a child whose child holds 64 MiB: the tree's peak holds it, the child's alone not
+    hold = "b = bytearray(64 << 20)\\nimport time\\ntime.sleep(5)"
+    parent = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', '{hold}'])"
+    proc = subprocess.Popen([sys.executable, "-c", parent], start_new_session=True)
+    try:
+        with TreeMemorySampler(proc.pid, interval=0.02) as sampler:
+            deadline = time.monotonic() + 20
+            while sampler.peak < 64 << 20 and time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert len(tree_pids(proc.pid)) == 2
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the grandchild too
+        proc.wait()
+    assert sampler.samples > 0
+    assert sampler.peak >= 64 << 20
