@@ -4,22 +4,31 @@ and noticing a server that restarted.
 Contract of ``RedisLink.retry``: a call that fails because Redis cannot be reached is
 retried with backoff (one warning when the outage starts, one when Redis is back) for up
 to ``outage_limit`` seconds, then ``StoreError``; any other Redis error is a
-``StoreError`` at once. After an outage the server's run ids are compared with those
-seen at start: a server that restarted may have lost its last writes, which
-``server_restarts`` counts so the node can offer recent links again.
+``StoreError`` at once.
+
+A server that restarted may have lost its last writes: ``server_restarts`` counts the
+restarts seen, so the node can offer recent links again. Every connection the client
+opens reads the server's run id before its first command and compares it with the run
+ids seen before; a restart is noticed there even when it was so quick that no call
+failed (the client opens a new connection without a word), and after an outage the run
+ids are compared again. A script's refusal for want of its crawl epoch key is a
+``CrawlLostError`` (see ``epoch.py``).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from headway.errors import StoreError
 from headway.frontier.redis.connect import StoreUrl, connect
+from headway.frontier.redis.epoch import CrawlLostError, is_lost_reply
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +40,15 @@ class RedisLink:
 
     def __init__(self, url: StoreUrl, *, outage_limit: float) -> None:
         self.url = url
-        self.client: Any = connect(url)
+        self._lock = threading.Lock()  # connections open in the frontier and heartbeat threads
+        self._run_ids: frozenset[str] | None = None  # every server run id seen
+        self.client: Any = connect(url, on_connection=self._on_connection)
         self._outage_limit = outage_limit
         self._down_since: float | None = None
         self.server_restarts = 0  # times a Redis server was found restarted
         self._first_contact()
-        self._run_ids = self.retry(self._server_run_ids)
+        self._seen(self.retry(self._server_run_ids))
+        self._first_run_ids = self._run_ids  # the servers of the crawl's start
 
     def _first_contact(self) -> None:
         """Reach the server once before anything else: a store that cannot be reached at
@@ -72,6 +84,8 @@ class RedisLink:
                 delay = min(delay * 2, 2.0)
                 continue
             except redis.RedisError as exc:
+                if is_lost_reply(exc):
+                    raise CrawlLostError(str(exc)) from exc
                 raise StoreError(f"Redis frontier failed: {exc}") from exc
             if self._down_since is not None:
                 log.warning(
@@ -84,7 +98,13 @@ class RedisLink:
             return result
 
     def _server_run_ids(self) -> frozenset[str]:
-        info = self.client.info("server")
+        """The run ids of every server of the store (a cluster's INFO goes to one node
+        unless all are named: the others would look restarted at their first
+        connection)."""
+        if self.url.cluster:
+            info = self.client.info("server", target_nodes=self.client.ALL_NODES)
+        else:
+            info = self.client.info("server")
         if "run_id" in info:
             return frozenset([str(info["run_id"])])
         return frozenset(str(v["run_id"]) for v in info.values() if isinstance(v, dict))
@@ -94,10 +114,42 @@ class RedisLink:
             ids = self._server_run_ids()
         except redis.RedisError:
             return
-        if ids != self._run_ids:
-            self._run_ids = ids
+        self._seen(ids)
+
+    def _on_connection(self, conn: Any) -> None:
+        """A new connection: the run id of the server it reached, before anything else
+        (from the first look at the servers on, which reads them all)."""
+        if self._run_ids is None:
+            return
+        conn.send_command("INFO", "server")
+        try:
+            info = conn.read_response()
+        except redis.ResponseError:
+            return  # INFO not allowed: restarts are noticed after outages only
+        text = info.decode() if isinstance(info, bytes) else str(info)
+        for line in text.splitlines():
+            if line.startswith("run_id:"):
+                self._seen(frozenset([line.partition(":")[2].strip()]))
+
+    def _seen(self, ids: frozenset[str]) -> None:
+        """Note the run ids of servers reached; one not seen before is a restart (or a
+        new master of a cluster, which may lack writes too)."""
+        with self._lock:
+            if self._run_ids is None:  # the first look
+                self._run_ids = ids
+                return
+            if ids <= self._run_ids:
+                return
+            self._run_ids |= ids
             self.server_restarts += 1
-            log.warning("Redis %s was restarted", self.url.masked())
+        log.warning("Redis %s was restarted", self.url.masked())
+
+    def restarted_since_start(self) -> bool:
+        """Whether a server's run id differs from the one seen at start (asked now)."""
+        try:
+            return self._server_run_ids() != self._first_run_ids
+        except (redis.RedisError, RedisClusterException):
+            return self.server_restarts > 0
 
     def close(self) -> None:
         self.client.close()
