@@ -35,8 +35,8 @@ from pathlib import Path
 from headway.frontier.bloom import BloomFilter
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import Completion, FrontierLimits, Settle
-from headway.runtime.admission import Admission
 from headway.urls.scope import Scope, ScopeMode
+from headway.work.admission import Admission
 
 PAGES_PER_BATCH = 200  # the node's default settle_batch
 NEW_SAME_HOST, NEW_OTHER_HOSTS, NAV_LINKS, BACK_LINKS = 30, 30, 20, 20

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from headway.cli import build_parser
+from headway.cli.commands import build_parser
 from headway.settings import KEYS, Key
 
 ROOT = Path(__file__).resolve().parent.parent

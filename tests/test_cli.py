@@ -117,7 +117,7 @@ def test_status_of_a_non_crawl_directory(tmp_path: Path) -> None:
 def test_failures_inside_a_running_crawl_are_reported_without_a_traceback(
     tmp_path: Path, capsys: object
 ) -> None:
-    from headway.cli import _report_failure
+    from headway.cli.commands import _report_failure
 
     err = BaseExceptionGroup("crawl", [OSError(28, "No space left on device")])
     assert _report_failure(err, tmp_path) == 2
@@ -136,7 +136,7 @@ def test_failures_inside_a_running_crawl_are_reported_without_a_traceback(
 def test_unusable_seed_lines_are_skipped_listed_and_counted(tmp_path: Path) -> None:
     """An undecodable line is one more unusable line: the rest are crawled; the first
     lines skipped are listed with their numbers and the rest only counted."""
-    from headway.cli import SEED_PROBLEMS_LISTED
+    from headway.cli.commands import SEED_PROBLEMS_LISTED
     from headway.testing.simweb import HostSpec, SimWebSpec
     from tests.integration.helpers import ThreadedSimWeb, crawl_argv, fetched_urls
 

@@ -162,7 +162,7 @@ def test_error_log_into_a_full_directory(
 ) -> None:
     """The report of a full disk cannot write error.log either: still one line, no second
     traceback."""
-    from headway.cli import _report_failure
+    from headway.cli.commands import _report_failure
 
     point = tmp_path / "full"
     _mount(point, "size=64k")

@@ -16,7 +16,6 @@ from headway.runtime.looplag import LoopLagStats
 from headway.runtime.metrics import StatsCollector
 from headway.runtime.stage import StageStats
 from headway.runtime.stats import (
-    AdmissionStats,
     FetchStats,
     HostRow,
     LeaseStats,
@@ -26,6 +25,7 @@ from headway.runtime.stats import (
     StoreStats,
 )
 from headway.settings import KEYS
+from headway.work.admission import AdmissionStats
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

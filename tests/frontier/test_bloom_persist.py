@@ -106,11 +106,12 @@ def test_the_filter_grows_with_the_seen_set_and_persists(
     """From a start of 100 fingerprints the filter grows 16-fold as URLs are admitted, up
     to the configured capacity; no admitted URL is ever missing from it, and the bitmap
     saved at the configured size is loaded back."""
-    from headway.frontier import bloom, sqlite
+    from headway.frontier import bloom
+    from headway.frontier.sqlite import backend
 
     monkeypatch.setattr(bloom, "START_CAPACITY", 100)
     monkeypatch.setattr(
-        sqlite, "capacity_for", lambda seen, most: bloom.capacity_for(seen, most, 100)
+        backend, "capacity_for", lambda seen, most: bloom.capacity_for(seen, most, 100)
     )
     db = tmp_path / "f.sqlite3"
     f = SqliteFrontier(db, LIMITS, node_id="n")  # at most 10,000

@@ -628,3 +628,26 @@ def test_validators_given_at_admission_reach_the_first_lease(store: FrontierStor
     store.complete([done], [], now=1)
     (again,) = lease(store, "a.test", 1, now=5, lease_seconds=60)
     assert (again.validators, again.fetches) == ("s", 1)
+
+
+# -- what a shared frontier adds -------------------------------------------------------
+
+
+def test_a_shared_frontier_stores_the_seeds_once_for_every_node(
+    open_store: OpenStore, request: pytest.FixtureRequest
+) -> None:
+    first = open_store()
+    shared = first.shared()
+    if request.node.callspec.params["open_store"] == "sqlite":
+        assert shared is None  # one node's own frontier
+        return
+    assert shared is not None
+    assert shared.get_meta("seeds") is None
+    assert shared.set_meta_once("seeds", '["http://a.test/"]')
+    assert not shared.set_meta_once("seeds", '["http://b.test/"]')
+    assert shared.server_restarts == 0
+    first.close()
+    other = open_store(node_id="node-b").shared()
+    assert other is not None
+    assert not other.set_meta_once("seeds", '["http://c.test/"]')
+    assert other.get_meta("seeds") == '["http://a.test/"]'

@@ -21,8 +21,8 @@ import pytest
 
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import Completion, FrontierLimits, Settle, UrlEntry
-from headway.runtime.admission import Admission
 from headway.urls.scope import Scope, ScopeMode
+from headway.work.admission import Admission
 
 SMALL, LARGE = 15_000, 120_000
 BOUND_MIB = 8.0

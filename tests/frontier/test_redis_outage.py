@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from headway.frontier.redis import RedisFrontier
-from headway.runtime.admission import Admission
 from headway.urls.scope import Scope
+from headway.work.admission import Admission
 from tests.frontier.conftest import TEST_LIMITS, entry
 from tests.support.redisproc import RedisServer
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from headway.cli.status import STARTING, shared_status
 from headway.errors import StoreError
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.redis.status import read_crawl_status
-from headway.runtime.status import STARTING, shared_status
 from tests.frontier.conftest import TEST_LIMITS
 from tests.support.redisproc import RedisCluster, RedisServer, free_port
 

@@ -98,7 +98,7 @@ async def _crawl_large(tmp_path: Path, **extra: Any) -> tuple[list[str], dict[st
         node = Node(crawl_settings(tmp_path / "c", delay=0.02, max_pages=8, **extra), web.seeds())
         await node.run()
         paths = [r.path for r in web.log]
-    name = "crawl.log.jsonl" if "store" not in extra else f"crawl-{node.node_id}.log.jsonl"
+    name = "crawl.log.jsonl" if "store" not in extra else f"crawl-{node.parts.node_id}.log.jsonl"
     log = [e for e in _read(tmp_path / "c" / name) if e["url"].endswith("/sitemap-large.xml")]
     assert len(log) == 1, log
     return paths, log[0]

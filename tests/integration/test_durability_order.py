@@ -20,8 +20,8 @@ from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import Completion
 from headway.runtime.node import Node
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.work import FetchedPage, SkippedUrl, Work
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+from headway.work.items import FetchedPage, SkippedUrl, Work
 from tests.integration.helpers import TOKEN, crawl_settings
 
 pytestmark = pytest.mark.slow

@@ -194,7 +194,7 @@ async def test_recrawl_on_redis(
         node = Node(settings, web.seeds())
         summary = await node.run()
     assert summary.stopped_by == "max-duration"
-    _check_run(web, out, sends, f"crawl-{node.node_id}.log.jsonl")
+    _check_run(web, out, sends, f"crawl-{node.parts.node_id}.log.jsonl")
 
 
 async def test_without_recrawl_the_crawl_ends_and_nothing_is_revisited(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from headway.frontier.store import UrlState
 from headway.runtime.node import Node
 from headway.runtime.parsepool import PARSE_SLEEP_ENV
+from headway.runtime.summary import StopReason
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from tests.integration.crashcheck import frontier_urls
 from tests.integration.helpers import (
@@ -94,9 +95,9 @@ async def test_a_stop_lets_pages_waiting_for_a_parser_be_parsed_within_its_grace
         while waiting < 3:  # pages waiting for the parser
             assert not run.done() and time.monotonic() < deadline, "no parse backlog"
             await asyncio.sleep(0.01)
-            stage = getattr(node, "parse_stage", None)
-            waiting = stage.statistics().depth if stage is not None else 0
-        node.request_stop("interrupted")
+            parts = getattr(node, "parts", None)  # built once the node runs
+            waiting = parts.parse_stage.statistics().depth if parts is not None else 0
+        node.request_stop(StopReason.INTERRUPTED)
         summary = await run
         fetched = {web.url(r.host, r.path) for r in page_requests(web.log)}
     assert summary.stopped_by == "interrupted"

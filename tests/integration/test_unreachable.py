@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from headway.cli import EXIT_UNREACHABLE, asyncio_run_crawl
+from headway.cli.commands import EXIT_UNREACHABLE, asyncio_run_crawl
 from headway.fetch import resolver as resolver_module
 from headway.testing.simweb import HostSpec, SimWebSpec
 from tests.integration.helpers import UA, ThreadedSimWeb, crawl_settings, page_requests

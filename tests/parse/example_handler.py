@@ -3,7 +3,7 @@ one URL a line, ``#`` lines are comments."""
 
 from __future__ import annotations
 
-from headway.parse.handlers import Document
+from headway.parse.handler import Document
 from headway.parse.page import ParsedPage
 from headway.urls.canonical import canonicalize
 

@@ -20,7 +20,7 @@ from headway.policy.schedule import (
     Refill,
     ScheduleCore,
     ScheduleParams,
-    Skip,
+    SkippedUrl,
     Wait,
 )
 
@@ -50,7 +50,7 @@ class Sim:
         self.ids = iter(range(1, 10**9))
         self.fetches: list[tuple[float, str]] = []
         self.dropped: list[DropHost] = []
-        self.skipped: list[Skip] = []
+        self.skipped: list[SkippedUrl] = []
         self.running: list[tuple[float, str]] = []  # (finish time, host)
         for h in hosts:
             c.robots.put(h, RobotsRules(RobotsKind.ALLOW_ALL, T0, T0 + 86400))
@@ -79,7 +79,7 @@ class Sim:
                 self.running.append((self.now + self.latency, d.lease.host))
             elif isinstance(d, DropHost):
                 self.dropped.append(d)
-            elif isinstance(d, Skip):
+            elif isinstance(d, SkippedUrl):
                 self.skipped.append(d)
             elif isinstance(d, Wait):
                 nxt = min([d.until, until, *(t for t, _ in self.running)])

@@ -23,7 +23,7 @@ from headway.policy.schedule import (
     SaveStates,
     ScheduleCore,
     ScheduleParams,
-    Skip,
+    SkippedUrl,
     Wait,
 )
 from headway.urls.scope import OptOut
@@ -162,7 +162,7 @@ def test_disallowed_url_is_skipped_and_the_host_leases_its_next() -> None:
     assert isinstance(d, LeaseFor)
     bad = lease("a.test", "/private/x")
     c.offer_leases(d.wants, [bad], T0)
-    assert c.decide(T0, 1) == Skip(bad, "robots-disallowed", None)
+    assert c.decide(T0, 1) == SkippedUrl(bad, "robots-disallowed", None)
     assert c.decide(T0, 1) == LeaseFor((("a.test", 1),))
 
 
@@ -172,10 +172,10 @@ def test_unreachable_robots_requeues_then_gives_up() -> None:
     c.robots.put("a.test", down)
     offer(c, ["a.test"])
     c.offer_leases([("a.test", 1)], [held := lease("a.test")], T0)
-    assert c.decide(T0, 1) == Skip(held, "robots-unavailable", T0 + 60)
+    assert c.decide(T0, 1) == SkippedUrl(held, "robots-unavailable", T0 + 60)
     c.robots.put("a.test", RobotsRules(RobotsKind.DISALLOW_ALL, T0, T0 + 120, failures=4))
     c.offer_leases([], [again := lease("a.test")], T0 + 60)
-    assert c.decide(T0 + 60, 1) == Skip(again, "robots-unreachable", None)
+    assert c.decide(T0 + 60, 1) == SkippedUrl(again, "robots-unreachable", None)
     assert c.decide(T0 + 60, 1) == DropHost("a.test", "robots-unreachable")
 
 
@@ -192,7 +192,7 @@ def test_a_host_given_up_is_dropped_at_once_whatever_its_backoff() -> None:
     last = RobotsRules(RobotsKind.DISALLOW_ALL, T0 + 0.1, T0 + 0.2, failures=4)
     c.on_robots_done("a.test", last, T0 + 0.1, Outcome.CONNECTION_ERROR, 0.1)
     assert c.limiter("a.test").ready_at() > last.expires_at  # backing off past the retry
-    assert quiet(c, T0 + 0.1) == Skip(held, "robots-unreachable", None)
+    assert quiet(c, T0 + 0.1) == SkippedUrl(held, "robots-unreachable", None)
     assert quiet(c, T0 + 0.1) == DropHost("a.test", "robots-unreachable")
 
 
@@ -360,7 +360,7 @@ def test_every_held_url_is_settled_when_the_host_cannot_be_fetched() -> None:
     urls = [lease("a.test", f"/{i}") for i in range(3)]
     c.offer_leases([("a.test", 3)], urls, T0)
     skips = [c.decide(T0, 1) for _ in range(3)]
-    assert skips == [Skip(u, "robots-unavailable", T0 + 60) for u in urls]
+    assert skips == [SkippedUrl(u, "robots-unavailable", T0 + 60) for u in urls]
     assert c.held() == 0
     out = core(gap=1.0, ahead=4, optout=OptOut(["b.test"]))
     known(out, "b.test")
@@ -368,7 +368,10 @@ def test_every_held_url_is_settled_when_the_host_cannot_be_fetched() -> None:
     more = [lease("b.test", f"/{i}") for i in range(2)]
     out.offer_leases([("b.test", 2)], more, T0)
     got = [out.decide(T0, 1) for _ in range(3)]
-    assert got == [*(Skip(u, "opted-out", None) for u in more), DropHost("b.test", "opted-out")]
+    assert got == [
+        *(SkippedUrl(u, "opted-out", None) for u in more),
+        DropHost("b.test", "opted-out"),
+    ]
     assert out.held() == 0
 
 
@@ -379,4 +382,4 @@ def test_more_urls_than_asked_for_go_back_untried() -> None:
     urls = [lease("a.test", f"/{i}") for i in range(3)]
     c.offer_leases([("a.test", 2)], urls, T0)
     assert c.held() == 2
-    assert c.decide(T0, 1) == Skip(urls[2], "requeued", T0)
+    assert c.decide(T0, 1) == SkippedUrl(urls[2], "requeued", T0)

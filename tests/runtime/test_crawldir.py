@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from headway import CRAWL_FORMAT_VERSION
+from headway.cli.status import read_status
 from headway.errors import CrawlDirError
 from headway.frontier.sqlite import SqliteFrontier
 from headway.runtime.crawldir import MARKER, CrawlDir, CrawlIdentity
 from headway.runtime.factory import import_index_payloads
-from headway.runtime.status import read_status
 from tests.frontier.conftest import TEST_LIMITS
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from headway.cli.status import read_status
 from headway.errors import ConfigError
 from headway.frontier import backends
 from headway.frontier.backends import StoreTarget, backend_for, store_scheme
@@ -14,7 +15,6 @@ from headway.frontier.sqlite import SqliteFrontier
 from headway.runtime import factory as factory_module
 from headway.runtime.crawldir import CrawlDir
 from headway.runtime.factory import build_node_parts, open_frontier
-from headway.runtime.status import read_status
 from headway.runtime.worker import ThreadWorker
 from headway.settings import build_settings
 from tests.frontier.conftest import entry
@@ -72,17 +72,18 @@ async def test_default_store_opens_the_crawl_directory_sqlite_file(tmp_path: Pat
         1,
     )
     backend = backend_for("")
-    target = StoreTarget("", tmp_path / "elsewhere", "", settings)
+    target = StoreTarget("", tmp_path / "elsewhere", "")
     assert backend.read_counts(target) is None
 
 
 async def test_failed_build_closes_what_it_opened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(backends.BACKEND_MODULES, "redis", "headway.frontier.no_such_backend")
     settings = build_settings(
         {"user_agent": UA, "out": tmp_path / "c", "store": "redis://127.0.0.1:1/0"}
     )
+    # the backend goes missing after the settings were checked
+    monkeypatch.setitem(backends.BACKEND_MODULES, "redis", "headway.frontier.no_such_backend")
 
     async def no_skip(*_: object) -> None:
         return None

@@ -11,10 +11,11 @@ from headway.parse.handlers import load_handlers
 from headway.policy.outcome import Outcome
 from headway.runtime.fetchjobs import PageFetch
 from headway.runtime.metrics import Counters
+from headway.runtime.recrawl import NoRecrawl
 from headway.runtime.scheduler import PageJob
 from headway.runtime.stage import Stage
-from headway.runtime.work import FetchedPage, Work
 from headway.settings import build_settings
+from headway.work.items import FetchedPage, Work
 
 UA = "testbot/1.0 (+https://example.org/bot)"
 #: A body a careless server sends with its 304, full of links a parser would follow.
@@ -113,6 +114,7 @@ async def test_a_304_goes_to_the_store_unparsed(
         parse_stage=parse_stage,
         store_stage=store_stage,
         on_quota=lambda url: None,
+        recrawl=NoRecrawl(),
     )
     await fetch.run(PageJob(lease, retry=False))
     assert scheduler.outcomes == [Outcome.NOT_MODIFIED]

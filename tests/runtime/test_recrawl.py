@@ -3,8 +3,10 @@ settlement carries the next due time, and the counts (no network, fake time)."""
 
 from __future__ import annotations
 
+from headway.cli.progress import progress_text
 from headway.frontier.store import Completion, LeasedUrl, Settle
 from headway.policy.outcome import Outcome
+from headway.policy.retry import RetryParams
 from headway.policy.revisit import (
     Capture,
     Change,
@@ -15,12 +17,14 @@ from headway.policy.revisit import (
     encode,
     encode_hint,
 )
-from headway.runtime.progress import progress_text
-from headway.runtime.recrawl import Recrawl
-from headway.runtime.settle import Settlement
+from headway.runtime.recrawl import AdaptiveRecrawl, NoRecrawl
 from headway.runtime.stats import NodeStats, RecrawlStats
-from headway.runtime.work import FetchedPage
 from headway.store.warc import EarlierCapture, WrittenRecord
+from headway.urls.canonical import DEFAULT_OPTIONS
+from headway.urls.scope import Scope
+from headway.work.admission import Admission
+from headway.work.items import FetchedPage
+from headway.work.settle import Ending, SettleRules, settle
 from tests.store.factory import fetch_result
 
 NOW = 1_700_000_000.0
@@ -38,8 +42,13 @@ def written(digest: str = "sha1:A", refers_to: EarlierCapture | None = None) -> 
     )
 
 
-def rc() -> Recrawl:
-    return Recrawl(RevisitBounds(1.0, 16.0), share=0.5)
+def rc() -> AdaptiveRecrawl:
+    return AdaptiveRecrawl(RevisitBounds(1.0, 16.0), share=0.5)
+
+
+def rules() -> SettleRules:
+    admission = Admission(Scope.for_seeds([URL]), current_year=2026)
+    return SettleRules(admission, DEFAULT_OPTIONS, RetryParams(budget=2, base=1.0, cap=60.0), 0)
 
 
 def test_first_fetch_is_planned_with_validators_and_capture() -> None:
@@ -65,9 +74,10 @@ def test_a_304_revisit_keeps_content_and_counts_not_modified() -> None:
     plan = r.plan(work, written("sha1:A"), NOW)
     assert plan is not None and plan.change is Change.UNCHANGED
     assert plan.state.capture == CAP and plan.state.interval == 6.0
-    done = r.settle(Settlement(Completion(7, Settle.DONE)), work, plan)
+    done = settle(work, Ending(Completion(7, Settle.DONE)), rules(), now=NOW, revisit=plan)
     assert done.completion is not None and done.completion.revisit_at == NOW + 6.0
     assert decode(done.completion.validators) == plan.state
+    r.settled(done, work)
     st = r.statistics()
     assert (st.revisits, st.unchanged, st.not_modified, st.changed, st.scheduled) == (1, 1, 1, 0, 1)
 
@@ -88,9 +98,20 @@ def test_other_answers_and_other_settlements_are_not_revisited() -> None:
         assert r.plan(work, written(), NOW) is None
     work = FetchedPage(lease(), fetch_result())
     plan = r.plan(work, written(), NOW)
-    retry = Settlement(Completion(7, Settle.RETRY, NOW + 5))
-    assert r.settle(retry, work, plan) == retry
+    retry = settle(
+        work, Ending(Completion(7, Settle.RETRY, NOW + 5)), rules(), now=NOW, revisit=plan
+    )
+    assert retry.completion == Completion(7, Settle.RETRY, NOW + 5) and retry.revisit is None
+    r.settled(retry, work)
     assert r.statistics().scheduled == 0
+
+
+def test_without_recrawl_nothing_is_asked_planned_or_counted() -> None:
+    r = NoRecrawl()
+    assert r.request(lease(1, encode(RevisitState(interval=4.0, etag='"e"')))) == (None, None, ())
+    work = FetchedPage(lease(), fetch_result())
+    assert r.plan(work, written(), NOW) is None
+    assert (r.statistics(), r.revisits_first()) == (None, None)
 
 
 def test_progress_line_shows_revisits() -> None:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from headway.cli.status import _running, decode_record, read_status, record_note
 from headway.runtime.crawldir import MARKER
 from headway.runtime.stats import NodeStats, RecrawlStats, from_json
-from headway.runtime.status import _running, decode_record, read_status, record_note
 from tests.test_docs import _sample_stats
 
 

@@ -13,8 +13,8 @@ from headway.frontier.store import LeasedUrl
 from headway.runtime import storewriter
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.storewriter import StoreWriter
-from headway.runtime.work import FetchedPage
 from headway.settings import build_settings
+from headway.work.items import FetchedPage
 from tests.integration.helpers import UA
 from tests.store.factory import fetch_result
 

@@ -26,6 +26,6 @@ async def test_summary_cpu_includes_the_parser_processes(
         node = Node(settings, web.seeds())
         summary = await node.run()
     assert summary.fetches >= 40
-    parsers = node.pool.cpu_seconds()
+    parsers = node.parts.pool.cpu_seconds()
     assert parsers > 0, "parsing 40 pages took measurable CPU in the parser processes"
     assert summary.cpu_seconds == pytest.approx(parsers)

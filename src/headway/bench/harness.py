@@ -357,7 +357,7 @@ def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
     def progress(stats: NodeStats) -> None:
         # about once a second (stats_interval): the bench samples the tree's CPU
         # against the pages so far
-        if not node.scheduler.stopping:
+        if not node.parts.scheduler.stopping:
             line = {"event": "progress", "pages": stats.fetch.fetches}
             sys.stdout.write(json.dumps(line) + "\n")
             sys.stdout.flush()
@@ -369,7 +369,7 @@ def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
         "stats": stats.to_json(),
         "seconds": s.seconds,
         "stopped_by": s.stopped_by,
-        "frontier_cpu": node.fw.cpu_seconds(),
+        "frontier_cpu": node.parts.fw.cpu_seconds(),
     }
 
 

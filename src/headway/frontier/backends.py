@@ -5,25 +5,29 @@ it. Contract:
 - ``redis://``, ``rediss://`` and ``redis+cluster://`` name the shared Redis backend; it
   is looked up lazily (``BACKEND_MODULES``), so an installation without it gives a clear
   "not available" error naming the setting, never an import traceback.
-- A backend module exposes ``BACKEND``, an object with ``open`` and ``read_counts`` (the
-  ``FrontierBackend`` protocol). ``open`` builds the store for one node; ``read_counts``
-  reads the totals without disturbing a running crawl (``headway status``).
+- A backend module exposes ``BACKEND``, an object with ``check``, ``open``,
+  ``read_counts`` and ``shown`` (the ``FrontierBackend`` protocol). ``check`` refuses a malformed
+  ``store`` value (settings validation); ``open`` builds the store for one node;
+  ``read_counts`` reads the totals without disturbing a running crawl (``headway status``);
+  ``shown`` is the ``store`` value with its password masked (a crawl directory's record).
+- A backend receives only its own options (``StoreTarget``: the frontier's caps, the
+  SQLite page cache, a shared crawl's options), never the whole settings tree; the
+  runtime maps the settings onto them (``headway.runtime.components.store_target``).
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from headway.errors import ConfigError
 from headway.frontier.store import FrontierCounts, FrontierLimits, FrontierStore
-from headway.settings import Settings
 
 #: Scheme of the ``store`` setting -> module that provides its ``BACKEND``.
 BACKEND_MODULES: dict[str, str] = {
-    "sqlite": "headway.frontier.sqlite_backend",
+    "sqlite": "headway.frontier.sqlite",
     "redis": "headway.frontier.redis",
     "rediss": "headway.frontier.redis",
     "redis+cluster": "headway.frontier.redis",
@@ -31,18 +35,39 @@ BACKEND_MODULES: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
+class SharedOptions:
+    """What a shared backend needs besides the frontier's caps: the crawl's name, its
+    shards (fixed when the crawl is created), how long a dead node keeps them, the gap a
+    host waits when its shard changes hands, and how long an unreachable store is
+    waited for."""
+
+    crawl_id: str | None = None
+    shards: int = 64
+    shard_ttl: float = 10.0
+    handover_gap: float = 1.0
+    outage_limit: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
 class StoreTarget:
-    """Where one node's frontier lives: the ``store`` setting, the node's crawl directory
-    (its own files; for SQLite also the frontier), its node id and all settings (each
-    backend reads its own keys)."""
+    """Where one node's frontier lives and what it is built with: the ``store`` setting,
+    the node's crawl directory (its own files; for SQLite also the frontier), its node
+    id, the frontier's caps, the SQLite page cache and a shared crawl's options (each
+    backend reads its own)."""
 
     store: str
     crawl_dir: Path
     node_id: str
-    settings: Settings
+    limits: FrontierLimits = field(default_factory=FrontierLimits)
+    cache_mib: int = 16
+    shared: SharedOptions = field(default_factory=SharedOptions)
 
 
 class FrontierBackend(Protocol):
+    def check(self, store: str) -> None:
+        """``ConfigError`` naming ``frontier.store`` when ``store`` is malformed."""
+        ...
+
     def open(self, target: StoreTarget) -> FrontierStore:
         """The frontier of ``target`` for its node (created when new)."""
         ...
@@ -52,13 +77,9 @@ class FrontierBackend(Protocol):
         crawl has no frontier yet."""
         ...
 
-
-def limits_from_settings(settings: Settings) -> FrontierLimits:
-    """The frontier's caps from the frontier section of the settings."""
-    f = settings.frontier
-    return FrontierLimits(
-        host_budget=f.host_budget, max_queued=f.max_queued, bloom_capacity=f.bloom_capacity
-    )
+    def shown(self, store: str) -> str:
+        """``store`` as written to files and messages: its password masked."""
+        ...
 
 
 def store_scheme(store: str) -> str:
@@ -67,8 +88,9 @@ def store_scheme(store: str) -> str:
         return "sqlite"
     scheme, sep, _ = store.partition("://")
     scheme = scheme.lower()
-    if not sep or scheme not in BACKEND_MODULES:
-        known = ", ".join(f"{s}://" for s in BACKEND_MODULES if s != "sqlite")
+    if not sep or scheme not in BACKEND_MODULES or scheme == "sqlite":
+        *some, last = [f"{s}://" for s in BACKEND_MODULES if s != "sqlite"]
+        known = f"{', '.join(some)} or {last}"
         raise ConfigError(
             "frontier.store",
             f"expected nothing (the embedded SQLite store) or a URL starting with {known}",
@@ -89,3 +111,9 @@ def backend_for(store: str) -> FrontierBackend:
             f"{scheme}:// stores are not available in this installation ({exc})",
         ) from None
     return backend
+
+
+def check_store(store: str) -> None:
+    """``ConfigError`` naming ``frontier.store`` unless ``store`` names a backend of this
+    installation in a form it accepts."""
+    backend_for(store).check(store)

@@ -27,14 +27,18 @@ Contract shared by every backend (the contract suite in ``tests/frontier`` check
 - Every method is one transaction: after a crash the store is as it was after the last
   method that returned.
 - Methods are synchronous and are called from one worker thread, never on the event loop.
+- What a frontier shared by many nodes adds (the crawl's seeds stored once, node
+  statistics published, restarts of the store) is a second protocol, ``SharedCrawl``,
+  which ``shared()`` returns (None: a frontier of one node). Nothing outside a backend's
+  package names a backend class.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 #: Reasons a URL is shed at admission (keys of ``AddResult.shed`` and ``FrontierCounts.shed``).
 SHED_HOST_BUDGET = "host-budget"
@@ -284,6 +288,52 @@ class FrontierStore(Protocol):
         """Persist a string value."""
         ...
 
+    def shared(self) -> SharedCrawl | None:
+        """What this frontier adds when the nodes of a crawl share it; None when it is
+        one node's own. Does no IO."""
+        ...
+
     def close(self) -> None:
         """Release the store; further calls are errors."""
+        ...
+
+
+class SharedCrawl(Protocol):
+    """What the frontier of a crawl shared by many nodes adds (``FrontierStore.shared``).
+    ``get_meta``/``set_meta_once``/``verify_epoch`` are called from the frontier's worker
+    thread like the ``FrontierStore`` methods; the rest does no IO."""
+
+    @property
+    def store_url(self) -> str:
+        """The store's URL with any password masked (for messages)."""
+        ...
+
+    @property
+    def server_restarts(self) -> int:
+        """Times the store was found restarted after an outage: it may have lost its last
+        writes (recently admitted URLs, or the whole crawl)."""
+        ...
+
+    @property
+    def crawl_lost(self) -> str | None:
+        """Why the crawl is lost (one line: its keys are gone from the store, by a flush,
+        eviction or a failover), once a call found it so; None while the store holds it."""
+        ...
+
+    def verify_epoch(self) -> None:
+        """Check that the store still holds the crawl (its epoch); mark it lost if not."""
+        ...
+
+    def get_meta(self, key: str) -> str | None:
+        """A value of the crawl (the seeds: ``"seeds"``), or None."""
+        ...
+
+    def set_meta_once(self, key: str, value: str) -> bool:
+        """Set ``key`` unless it is set; True for the one caller, of all nodes, that set
+        it (the crawl's seeds are stored once)."""
+        ...
+
+    def publish(self, stats: Mapping[str, Any]) -> None:
+        """This node's statistics, published with its next heartbeat (``headway
+        status`` reads them)."""
         ...

@@ -21,7 +21,7 @@ import dataclasses
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from headway.parse.handlers import HEAD_BYTES, Document
+from headway.parse.handler import HEAD_BYTES, Document
 from headway.parse.page import ParsedPage
 from headway.parse.sitemap import parse_w3c_datetime
 from headway.parse.xmldoc import (

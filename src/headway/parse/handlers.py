@@ -1,22 +1,16 @@
-"""Content handlers: one interface for every format the crawl reads, keyed by media type.
+"""Content handlers: the built-in ones and the registry that picks one by media type.
 
-A content handler turns one fetched document into a ``ParsedPage`` (links to follow,
-further documents to read, hints, or the reason it was refused). headway ships three:
+A content handler (the interface: ``handler.py``) turns one fetched document into a
+``ParsedPage`` (links to follow, further documents to read, hints, or the reason it was
+refused). headway ships three:
 ``html`` (``headway.parse.page``), ``sitemap`` (``headway.parse.sitemap``) and ``feed``
 (``headway.parse.feed``). Others come from installed packages through the entry-point
 group ``headway.handlers``: each entry point names an object that satisfies
 ``ContentHandler`` (see docs/handlers.md for a minimal one).
 
-Contract:
+Contract (the handler's own contract is in ``handler.py``; its names are re-exported
+here for other packages' handlers):
 
-- ``ContentHandler.media_types`` lists the media types (lower case, no parameters) the
-  handler is offered; ``accepts(media_type, head)`` has the final say from the first
-  bytes of the body (``media_type`` None: the response had no Content-Type), so generic
-  types such as ``application/xml`` can be shared by several handlers.
-- ``handle(doc)`` runs in a parser process: it must be pure (no IO), bounded in time and
-  memory by the document's size, picklable by reference (a module-level object), and
-  must never raise for bad input: it returns a ``ParsedPage`` with ``refused`` set
-  instead. Its result's ``kind`` should be the handler's ``name``.
 - ``HandlerRegistry.select(content_type, head)`` returns the first handler, in
   registry order, that lists the media type and accepts the head (any handler that
   accepts the head when there is no Content-Type). Handlers from other packages come
@@ -28,16 +22,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Protocol, runtime_checkable
 
+from headway.parse.feed import FEED_HANDLER
+from headway.parse.handler import HEAD_BYTES, ContentHandler, Document, media_type_of
 from headway.parse.page import ParsedPage, ParseTask, is_html, parse_page, parse_task
-from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions
+from headway.parse.sitemap import SITEMAP_HANDLER
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "HEAD_BYTES",
     "ContentHandler",
     "Document",
     "HandlerRegistry",
@@ -50,54 +45,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "headway.handlers"
-#: Bytes of a body a handler's ``accepts`` sees.
-HEAD_BYTES = 2048
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """One fetched document, as a handler receives it. ``body`` is the decoded body
-    (Content-Encoding removed); ``truncated`` says why the fetch cut it, if it did."""
-
-    url: str
-    body: bytes
-    content_type: str | None = None
-    truncated: str | None = None
-    x_robots_tag: str | None = None
-    robots_token: str = "headway"
-    options: CanonOptions = DEFAULT_OPTIONS
-    max_links: int = 10_000
-    #: bytes a document may unpack to (a gzipped sitemap), the ``max_document_bytes``
-    #: setting; handlers of compressed formats refuse what would inflate past it
-    max_bytes: int = 50 * 1024 * 1024
-
-    @property
-    def media_type(self) -> str | None:
-        return media_type_of(self.content_type)
-
-
-@runtime_checkable
-class ContentHandler(Protocol):
-    """Reads one format (see the module contract)."""
-
-    name: str
-    media_types: frozenset[str]
-
-    def accepts(self, media_type: str | None, head: bytes) -> bool:
-        """Whether this handler reads a body with this media type and first bytes."""
-        ...
-
-    def handle(self, doc: Document) -> ParsedPage:
-        """Links, documents and hints of ``doc``; never raises."""
-        ...
-
-
-def media_type_of(content_type: str | None) -> str | None:
-    """``text/html; charset=x`` -> ``text/html``; None for a missing or blank header."""
-    if content_type is None:
-        return None
-    media = content_type.split(";", 1)[0].strip().lower()
-    return media or None
 
 
 class HtmlHandler:
@@ -153,9 +100,6 @@ class HandlerRegistry:
 
 
 def _builtins() -> dict[str, ContentHandler]:
-    from headway.parse.feed import FEED_HANDLER
-    from headway.parse.sitemap import SITEMAP_HANDLER
-
     return {"html": HTML_HANDLER, "sitemap": SITEMAP_HANDLER, "feed": FEED_HANDLER}
 
 

@@ -31,7 +31,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from headway.parse.handlers import HEAD_BYTES, Document
+from headway.parse.handler import HEAD_BYTES, Document
 from headway.parse.page import ParsedPage
 from headway.parse.xmldoc import (
     EntryFields,

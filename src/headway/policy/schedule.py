@@ -8,9 +8,9 @@ reads no clock: ``decide(now, waiting)`` returns the next thing to do, and the s
 (``offer_hosts``, ``offer_leases``) or reports what happened (``on_fetch_done``,
 ``on_robots_done``).
 
-Decisions, in the order they are returned:
+Decisions (values of ``decisions.py``), in the order they are returned:
 
-- ``Skip`` (settle a leased URL without fetching it) and ``DropHost`` (fail a host's
+- ``SkippedUrl`` (settle a leased URL without fetching it) and ``DropHost`` (fail a host's
   queued URLs): found while deciding about a host.
 - ``FetchRobots`` / ``FetchPage``: a job for one waiting fetch slot; at most ``waiting``
   of them per call.
@@ -38,6 +38,19 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
+from headway.policy.decisions import (
+    ROBOTS_DISALLOWED,
+    Decision,
+    DropHost,
+    FetchPage,
+    FetchRobots,
+    Job,
+    LeaseFor,
+    Refill,
+    SaveStates,
+    SkippedUrl,
+    Wait,
+)
 from headway.policy.held import HeldLeases, lease_count
 from headway.policy.hoststate import HostState, HostWait, restore, wait_of
 from headway.policy.outcome import Outcome
@@ -46,69 +59,22 @@ from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitSta
 from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
 from headway.urls.scope import OptOut
 
-#: The note of a URL settled without a fetch because robots.txt disallows it.
-ROBOTS_DISALLOWED = "robots-disallowed"
-
-
-@dataclass(frozen=True, slots=True)
-class FetchRobots:
-    host: str
-    url: str  # the robots.txt URL
-
-
-@dataclass(frozen=True, slots=True)
-class FetchPage:
-    lease: LeasedUrl
-    retry: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Skip:
-    """Settle ``lease`` without a fetch: finished (``requeue_at`` None) or put back."""
-
-    lease: LeasedUrl
-    note: str
-    requeue_at: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class DropHost:
-    host: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseFor:
-    """Lease ``n`` URLs for each (host, n), all in one frontier call."""
-
-    wants: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Refill:
-    """Ask the frontier for up to ``limit`` ready hosts not in ``exclude``, and for its
-    next ready time."""
-
-    limit: int
-    exclude: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class SaveStates:
-    """Persist these host states (merged over what is stored)."""
-
-    states: tuple[tuple[str, HostState], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """Nothing to do before ``until`` (``math.inf``: until an event)."""
-
-    until: float
-
-
-Job = FetchRobots | FetchPage
-Decision = FetchRobots | FetchPage | Skip | DropHost | LeaseFor | Refill | SaveStates | Wait
+__all__ = [
+    "ROBOTS_DISALLOWED",
+    "Decision",
+    "DropHost",
+    "FetchPage",
+    "FetchRobots",
+    "HostPressure",
+    "Job",
+    "LeaseFor",
+    "Refill",
+    "SaveStates",
+    "ScheduleCore",
+    "ScheduleParams",
+    "SkippedUrl",
+    "Wait",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +273,7 @@ class ScheduleCore:
         for lease in leases:
             if self._held.count(lease.host) >= asked.get(lease.host, 1):
                 # more than asked for: put back untried
-                self._actions.append(Skip(lease, "requeued", now))
+                self._actions.append(SkippedUrl(lease, "requeued", now))
                 continue
             if lease.host not in self._held:
                 self._fresh.append(lease.host)
@@ -461,7 +427,7 @@ class ScheduleCore:
         if known is not None and known.kind is RobotsKind.DISALLOW_ALL:
             # robots.txt unreachable or 5xx (RFC 9309 2.3.1.3): wait for its retry time
             for url in self._held.pop_all(host):
-                self._actions.append(Skip(url, "robots-unavailable", known.expires_at))
+                self._actions.append(SkippedUrl(url, "robots-unavailable", known.expires_at))
             self._push(host, known.expires_at)
             return None
         if held is None:
@@ -483,7 +449,7 @@ class ScheduleCore:
             return None
         self._held.pop(host)
         if not known.allowed(held.url):
-            self._actions.append(Skip(held, ROBOTS_DISALLOWED, None))
+            self._actions.append(SkippedUrl(held, ROBOTS_DISALLOWED, None))
             self._push(host, now)  # its next URL: held, or in the next lease batch
             return None
         retry = held.attempts > 0
@@ -505,7 +471,7 @@ class ScheduleCore:
 
     def _final(self, host: str, reason: str) -> None:
         for url in self._held.pop_all(host):
-            self._actions.append(Skip(url, reason, None))
+            self._actions.append(SkippedUrl(url, reason, None))
         self._actions.append(DropHost(host, reason))
 
     # -- pressure ----------------------------------------------------------------------

@@ -3,9 +3,11 @@ place, so components themselves take plain arguments and are testable alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from headway.fetch.client import FetchConfig
 from headway.fetch.resolver import load_hosts_file, parse_resolve_rules
-from headway.frontier.backends import limits_from_settings
+from headway.frontier.backends import SharedOptions, StoreTarget
 from headway.frontier.store import FrontierLimits
 from headway.policy.politeness import HostLimitParams
 from headway.policy.retry import RetryParams
@@ -54,7 +56,32 @@ def keepalive_seconds(delay: float) -> float:
 
 
 def frontier_limits(settings: Settings) -> FrontierLimits:
-    return limits_from_settings(settings)
+    """The frontier's caps from the frontier section of the settings."""
+    f = settings.frontier
+    return FrontierLimits(
+        host_budget=f.host_budget, max_queued=f.max_queued, bloom_capacity=f.bloom_capacity
+    )
+
+
+def store_target(settings: Settings, crawl_dir: Path, node_id: str) -> StoreTarget:
+    """The frontier backend's own options for ``node_id``: the frontier's caps, the SQLite
+    page cache, a shared crawl's options (the ``distributed`` section; a host whose shard
+    changes hands waits one politeness gap)."""
+    d = settings.distributed
+    return StoreTarget(
+        settings.frontier.store,
+        crawl_dir,
+        node_id,
+        limits=frontier_limits(settings),
+        cache_mib=settings.frontier.frontier_cache_mib,
+        shared=SharedOptions(
+            crawl_id=d.crawl_id,
+            shards=d.shards,
+            shard_ttl=d.shard_ttl,
+            handover_gap=settings.politeness.delay,
+            outage_limit=d.store_outage_limit,
+        ),
+    )
 
 
 def host_limit_params(settings: Settings) -> HostLimitParams:

@@ -22,15 +22,16 @@ from headway.control.log import ControlLog
 from headway.control.target import CrawlRef, open_control_log
 from headway.frontier.store import FrontierStore
 from headway.policy.overrides import HostOverride
-from headway.runtime.admission import Admission
 from headway.runtime.components import canon_options
 from headway.runtime.factory import NodeParts
 from headway.runtime.scheduler import Scheduler
+from headway.runtime.summary import StopReason
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions, host_key
 from headway.urls.scope import OptOut
 from headway.urls.seeds import parse_seeds
+from headway.work.admission import Admission
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class NodeControls:
         fw: ThreadWorker,
         admission: Admission,
         optout: OptOut,
-        request_stop: Callable[[str], None],
+        request_stop: Callable[[StopReason], None],
         settings: Settings,
         canon: CanonOptions,
         clock: Callable[[], float],
@@ -73,7 +74,7 @@ class NodeControls:
         self._scheduler.resume()
 
     def request_stop(self, reason: str) -> None:
-        self._request_stop(reason)
+        self._request_stop(StopReason(reason))
 
     async def add_seeds(self, urls: Sequence[str]) -> int:
         s = self._settings
@@ -131,7 +132,7 @@ async def start_controls(
     settings: Settings,
     admission: Admission,
     optout: OptOut,
-    request_stop: Callable[[str], None],
+    request_stop: Callable[[StopReason], None],
     started_at: float,
 ) -> ControlApplier:
     """The control task of the node built as ``parts``, with the crawl's control log as

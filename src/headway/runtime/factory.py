@@ -23,10 +23,10 @@ from pathlib import Path
 
 from headway.errors import ConfigError, CrawlDirError, HeadwayError
 from headway.fetch.client import FetchConfig, tls_context
-from headway.frontier.backends import StoreTarget, backend_for, store_scheme
+from headway.frontier.backends import backend_for, store_scheme
 from headway.frontier.store import FrontierStore
 from headway.policy.robots import RobotsCache
-from headway.runtime.components import fetch_config, host_limit_params
+from headway.runtime.components import fetch_config, host_limit_params, store_target
 from headway.runtime.crawldir import CrawlDir, CrawlIdentity, CrawlPaths
 from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
@@ -36,11 +36,11 @@ from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
 from headway.runtime.weights import page_host, page_weight, parse_cost, settle_weight
-from headway.runtime.work import FetchedPage, SettleItem, Work
 from headway.runtime.worker import ThreadWorker
 from headway.settings import MIB, Settings, parse_host_limits
 from headway.store.cdxj import load_digests
 from headway.urls.scope import OptOut
+from headway.work.items import FetchedPage, SettleItem, Work
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class NodeParts:
     exporter: PrometheusExporter | None
     page_budget: float  # page fetches this run may still make (--max-pages)
     fetch_config: FetchConfig
-    recrawl: Recrawl | None = None  # with --recrawl
+    recrawl: Recrawl  # NoRecrawl without --recrawl
 
 
 def check_inputs(settings: Settings) -> FetchConfig:
@@ -90,9 +90,7 @@ def crawl_identity(settings: Settings) -> CrawlIdentity:
     store = settings.frontier.store
     if store_scheme(store) == "sqlite":
         return CrawlIdentity()
-    from headway.frontier.redis.connect import parse_store_url
-
-    return CrawlIdentity(parse_store_url(store).masked(), settings.distributed.crawl_id)
+    return CrawlIdentity(backend_for(store).shown(store), settings.distributed.crawl_id)
 
 
 def start_exporter(port: int) -> PrometheusExporter:
@@ -117,7 +115,7 @@ async def open_frontier(
 ) -> FrontierStore:
     """The frontier the ``store`` setting names, opened for ``node_id`` on ``fw``."""
     backend = backend_for(settings.frontier.store)  # ConfigError when not available
-    target = StoreTarget(settings.frontier.store, crawl_dir, node_id, settings)
+    target = store_target(settings, crawl_dir, node_id)
     try:
         return await fw.call(backend.open, target)
     except HeadwayError:
@@ -166,11 +164,7 @@ async def build_node_parts(
             s,
             find_payloads=find_payloads,
             put_payloads=put_payloads,
-            plan_revisit=(
-                (lambda work, rec: recrawl.plan(work, rec, clock()))
-                if recrawl is not None
-                else None
-            ),
+            plan_revisit=lambda work, rec: recrawl.plan(work, rec, clock()),
         )
         await store.open()
         stack.push_async_callback(store.close)
@@ -211,7 +205,7 @@ async def build_node_parts(
             page_budget=page_budget,
             extra_gap=extra_gap,
             leases=LeaseBook(),
-            revisits_first=recrawl.revisits_first if recrawl is not None else None,
+            revisits_first=recrawl.revisits_first,
             # a host whose last page waits for a parser waits for its next fetch
             waits_for_parser=parse_stage.holds,
         )

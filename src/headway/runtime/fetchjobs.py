@@ -23,21 +23,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
-from headway.fetch.result import FetchResult, Headers
+from headway.fetch.result import FetchResult
 from headway.frontier.store import LeasedUrl, UrlEntry
-from headway.parse.handlers import HEAD_BYTES, HandlerRegistry
+from headway.parse.handler import HEAD_BYTES
+from headway.parse.handlers import HandlerRegistry
 from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
-from headway.policy.revisit import RevisitState, SitemapHint
 from headway.policy.robots import RobotsKind, RobotsRules, blocked_rules, robots_from_response
-from headway.runtime.metrics import Counters
+from headway.runtime.metrics import Counters, Hostile
 from headway.runtime.reach import UNREACHABLE_WARNINGS, HostReach
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
 from headway.runtime.stage import Stage
-from headway.runtime.work import FetchedPage, RobotsAnswer, Work
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions, canonicalize, host_key
+from headway.work.items import FetchedPage, RobotsAnswer, Work
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class RobotsFetch:
         if res.outcome is Outcome.BLOCKED_ADDRESS and hops == 0:
             self._reach.on_no_answer(job.host, res, waits="", warn=False)
             rules = blocked_rules(now, self._settings.politeness.robots_ttl)
-            self._counters.hostile["blocked-host"] += 1
+            self._counters.hostile[Hostile.BLOCKED_HOST] += 1
             hint = " (--allow-loopback or --allow-private to crawl a local test server)"
             local = any(word in str(res.error) for word in ("loopback", "private"))
             log.warning(
@@ -261,7 +261,7 @@ class PageFetch:
         parse_stage: Stage[FetchedPage],
         store_stage: Stage[Work],
         on_quota: Callable[[str], None],
-        recrawl: Recrawl | None = None,
+        recrawl: Recrawl,
     ) -> None:
         self._fetcher = fetcher
         self._scheduler = scheduler
@@ -286,11 +286,8 @@ class PageFetch:
         page limits and read by the handler its media type selects."""
         lease = job.lease
         crashpoints.reached(CrashPoint.LEASED)
-        previous: RevisitState | None = None
-        hint: SitemapHint | None = None
-        conditional: Headers = ()
-        if self._recrawl is not None:  # a revisit asks with the stored validators
-            previous, hint, conditional = self._recrawl.request(lease)
+        # a revisit asks with the stored validators
+        previous, hint, conditional = self._recrawl.request(lease)
         if lease.handler is not None:
             async with self._documents:  # each may hold --max-document-bytes twice
                 res = await self._fetcher.fetch_document(lease.url, conditional)
@@ -326,7 +323,7 @@ class PageFetch:
             # bounded by their handlers' own size limits)
             if handler == "html" and len(res.body) > keep:
                 res = dataclasses.replace(res, body=res.body[:keep])
-                c.hostile["parse-cut"] += 1
+                c.hostile[Hostile.PARSE_CUT] += 1
             page = FetchedPage(
                 lease, res, retry_after, handler=handler, previous=previous, hint=hint
             )

@@ -21,6 +21,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,16 @@ RATE_STEP = 0.5
 SCRAPE_WAIT = 2.0
 
 
+class Hostile(StrEnum):
+    """What a hostile page or server made the crawl cut or refuse (the ``reason`` label of
+    ``headway_hostile_total``)."""
+
+    CREDENTIALS_STRIPPED = "credentials-stripped"  # links whose user:password@ was removed
+    BLOCKED_HOST = "blocked-host"  # a host whose own address the address guard refused
+    LINKS_CUT = "links-cut"  # a page with more links than --max-links
+    PARSE_CUT = "parse-cut"  # a page parsed only up to --max-parsed decoded bytes
+
+
 @dataclass(slots=True)
 class Counters:
     """Running totals of one node's fetching for this run (a resumed crawl starts them
@@ -55,7 +66,7 @@ class Counters:
     robots_errors: int = 0  # robots.txt fetches without an HTTP answer
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
-    hostile: Counter[str] = field(default_factory=Counter)
+    hostile: Counter[Hostile] = field(default_factory=Counter)
     #: (monotonic time, fetches, bytes) readings of the last ``RATE_WINDOW`` seconds
     _marks: deque[tuple[float, int, int]] = field(default_factory=deque)
     _rates: tuple[float, float] = (0.0, 0.0)
@@ -85,7 +96,7 @@ class Counters:
             robots_fetches=self.robots_fetches,
             robots_errors=self.robots_errors,
             outcomes=dict(self.outcomes),
-            hostile=dict(self.hostile),
+            hostile={str(k): n for k, n in self.hostile.items()},
             in_flight=in_flight,
             pages_per_second=self._rates[0],
             bytes_per_second=self._rates[1],

@@ -28,13 +28,12 @@ from headway import __version__, crashpoints
 from headway.control.applier import ControlApplier, ControlStats
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
-from headway.frontier.redis import RedisFrontier
-from headway.frontier.store import FrontierCounts, LeasedUrl, UrlEntry
+from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
+from headway.policy.decisions import ROBOTS_DISALLOWED
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
 from headway.policy.robots import product_token
-from headway.policy.schedule import ROBOTS_DISALLOWED
 from headway.runtime.components import canon_options
 from headway.runtime.controls import start_controls
 from headway.runtime.factory import NodeParts, build_node_parts
@@ -42,22 +41,22 @@ from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.looplag import LoopLagProbe, short_switch_interval
 from headway.runtime.metrics import Counters
-from headway.runtime.monitor import Monitor
+from headway.runtime.monitor import Monitor, monitor_for
 from headway.runtime.pipeline import Pipeline
 from headway.runtime.reach import HostReach
-from headway.runtime.recrawl import park_or_unpark
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
+    StopReason,
     peak_rss_mib,
     process_cpu_seconds,
 )
-from headway.runtime.work import FetchedPage, SkippedUrl
 from headway.settings import Settings
 from headway.urls.canonical import host_key
 from headway.urls.scope import OptOut
+from headway.work.items import FetchedPage, SkippedUrl
 
 __all__ = ["CrawlSummary", "Node"]
 
@@ -76,10 +75,17 @@ PARSE_GRACE = 5.0
 #: requeued (crawl log) before the node closes.
 RECORD_GRACE = 2.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
-_NATURAL_STOPS = frozenset({"finished", "max-pages"})
+_NATURAL_STOPS = frozenset({StopReason.FINISHED, StopReason.MAX_PAGES})
 
 
 class Node:
+    """One crawl process. Its parts are built by the factory when it runs and kept in
+    one value, ``parts``; the monitor sees the node only through ``monitor.Watched``."""
+
+    parts: NodeParts  # while it runs
+    pipeline: Pipeline  # the stages after a fetch, while it runs
+    monitor: Monitor  # while its stages run
+
     def __init__(
         self,
         settings: Settings,
@@ -105,7 +111,7 @@ class Node:
         self.counters = Counters()
         self.reach = HostReach()  # hosts this run reached, and the unreachable ones
         self.token = product_token(settings.identity.user_agent)
-        self._stop_reason: str | None = None
+        self._stop_reason: StopReason | None = None
         self._stopped = asyncio.Event()
         self._robots_in_flight = 0
         self._page_jobs = 0
@@ -114,8 +120,9 @@ class Node:
         self._paused_for_quota = False
         self._monitoring = False  # the stages are built: statistics can be read
         self.requeued_at_stop = 0  # fetched pages a stop put back unparsed (summary)
+        self.seeds_added = 0
+        self._page_budget = math.inf
         self._fetcher: Fetcher | None = None  # while the pipeline runs
-        self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
         self.loop_lag = LoopLagProbe()  # runs with the pipeline's tasks
         self._born = time.time()  # a stop control recorded before this is not for this run
         self.controls: ControlApplier | None = None
@@ -130,13 +137,12 @@ class Node:
 
     async def _shared_seeds(self) -> None:
         """In a shared crawl, use the crawl's stored seeds (``seeding.py``)."""
-        shared = self.frontier
-        if not isinstance(shared, RedisFrontier):
+        shared = self.parts.frontier.shared()
+        if shared is None:
             return
-        self._shared = shared
         seeds = await shared_seeds(
             shared,
-            self.fw,
+            self.parts.fw,
             self.settings.distributed.crawl_id or "",
             self.seeds,
             wait_limit=self.settings.distributed.store_outage_limit,
@@ -146,7 +152,7 @@ class Node:
             self._use_seeds(seeds)
 
     # -- control -----------------------------------------------------------------------
-    def request_stop(self, reason: str) -> None:
+    def request_stop(self, reason: StopReason) -> None:
         if self._stop_reason is None:
             self._stop_reason = reason
             log.info("stopping: %s", reason)
@@ -156,7 +162,7 @@ class Node:
         """Operator resume after a quota pause (SIGUSR1 or a 'resume' file)."""
         if self._paused_for_quota:
             self._paused_for_quota = False
-            self.scheduler.resume()
+            self.parts.scheduler.resume()
             log.warning("resumed after quota pause")
 
     # -- run ---------------------------------------------------------------------------
@@ -178,20 +184,7 @@ class Node:
     async def _run(self, parts: NodeParts) -> CrawlSummary:
         resumed = parts.crawldir.resumed
         self.parts = parts
-        self.node_id = parts.node_id
-        self.paths = parts.paths
-        self.fw = parts.fw
-        self.frontier = parts.frontier
-        self.store = parts.store
-        self.scheduler = parts.scheduler
-        self.leases = parts.leases
-        self.parse_stage = parts.parse_stage
-        self.store_stage = parts.store_stage
-        self.settle_stage = parts.settle_stage
-        self.pool = parts.pool
-        self.recrawl = parts.recrawl
-        self.metrics_file = parts.metrics_file
-        self.exporter = parts.exporter
+        fw, frontier = parts.fw, parts.frontier
         self.pipeline = Pipeline(
             parts,
             self.settings,
@@ -201,14 +194,13 @@ class Node:
             quality=self.quality,
             hostile=self.counters.hostile,
             clock=self.clock,
-            recrawl=parts.recrawl,
         )
         self._monitoring = True
-        if self.exporter is not None:
+        if parts.exporter is not None:
             # each scrape builds its own reading, on the event loop
-            self.exporter.read_from(asyncio.get_running_loop(), self.statistics)
+            parts.exporter.read_from(asyncio.get_running_loop(), self.statistics)
         try:
-            released = await self.fw.call(self.frontier.release_own_leases)
+            released = await fw.call(frontier.release_own_leases)
             await self._shared_seeds()
             self.pipeline.use_rules(self._rules)  # the crawl's own seeds define them
         except BaseException:
@@ -218,9 +210,9 @@ class Node:
         if released:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
         crashpoints.reached(CrashPoint.LEASES_RELEASED)
-        await park_or_unpark(self.fw, self.frontier, self.recrawl)
+        await fw.call(parts.recrawl.prepare, frontier)
         seed_entries = self.admission.admit(self.seeds, 0, None)
-        added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
+        added = await fw.call(frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
         self._page_budget = parts.page_budget
         self._started = time.monotonic()
@@ -235,22 +227,22 @@ class Node:
             self._started = time.monotonic()
             cpu0 = process_cpu_seconds()
             async with fetcher:
-                self.fetcher = self._fetcher = fetcher
+                self._fetcher = fetcher
                 self._pages = PageFetch(
                     fetcher,
-                    self.scheduler,
+                    parts.scheduler,
                     self.settings,
                     self.counters,
                     clock=self.clock,
                     handlers=self.handlers,
-                    parse_stage=self.parse_stage,
-                    store_stage=self.store_stage,
+                    parse_stage=parts.parse_stage,
+                    store_stage=parts.store_stage,
                     on_quota=self._pause_for_quota,
-                    recrawl=self.recrawl,
+                    recrawl=parts.recrawl,
                 )
                 self._robots = RobotsFetch(
                     fetcher,
-                    self.scheduler,
+                    parts.scheduler,
                     self.settings,
                     self.counters,
                     clock=self.clock,
@@ -264,21 +256,21 @@ class Node:
             await self._shutdown()
         counts = await self._close_frontier()
         return CrawlSummary(
-            stopped_by=self._stop_reason or "finished",
+            stopped_by=self._stop_reason or StopReason.FINISHED,
             resumed=resumed,
             seconds=time.monotonic() - self._started,
-            cpu_seconds=process_cpu_seconds() - cpu0 + self.pool.cpu_seconds(),
+            cpu_seconds=process_cpu_seconds() - cpu0 + parts.pool.cpu_seconds(),
             fetches=self.counters.fetches,
             requests=self.counters.requests,
             bytes=self.counters.bytes,
             outcomes=dict(self.counters.outcomes),
             frontier=counts,
             seeds_added=self.seeds_added,
-            revisits=self.store.revisits,
-            warc_files=self.store.files,
+            revisits=parts.store.revisits,
+            warc_files=parts.store.files,
             admission_rejected=dict(self.admission.rejected),
             peak_rss_mib=peak_rss_mib(),
-            recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
+            recrawl=parts.recrawl.statistics(),
             requeued_at_stop=self.requeued_at_stop,
             robots_disallowed=self.counters.robots_disallowed,
             unreachable=self.reach.unreachable(),
@@ -287,7 +279,7 @@ class Node:
         )
 
     async def _pipeline_run(self) -> None:
-        s = self.settings
+        s, parts = self.settings, self.parts
         async with asyncio.TaskGroup() as tg:
             slots = [tg.create_task(self._slot()) for _ in range(s.fetch.concurrency)]
             parsing = [tg.create_task(self.pipeline.parse_dispatch()) for _ in range(s.parsers * 2)]
@@ -295,20 +287,22 @@ class Node:
             helpers.append(tg.create_task(self.loop_lag.run()))
             helpers.append(tg.create_task(self.pipeline.store_loop()))
             helpers.append(tg.create_task(self.pipeline.settle_loop()))
-            self.monitor = Monitor(self, self._stats_interval)
+            self.monitor = monitor_for(
+                parts, self, s, on_stats=self.on_stats, stats_interval=self._stats_interval
+            )
             helpers.append(tg.create_task(self.monitor.run()))
             helpers.append(
                 tg.create_task(
-                    self.leases.keep_alive(
-                        self.fw, self.frontier, lease_seconds_of(s), clock=self.clock
+                    parts.leases.keep_alive(
+                        parts.fw, parts.frontier, lease_seconds_of(s), clock=self.clock
                     )
                 )
             )
-            helpers.append(tg.create_task(self.scheduler.run()))
+            helpers.append(tg.create_task(parts.scheduler.run()))
             assert self.controls is not None  # started by _run
             helpers.append(tg.create_task(self.controls.run()))
             await self._stopped.wait()
-            self.scheduler.stop()
+            parts.scheduler.stop()
             if self._stop_reason in _NATURAL_STOPS:
                 await asyncio.gather(*slots, return_exceptions=True)
                 deadline = math.inf
@@ -324,7 +318,7 @@ class Node:
                 # parse stage cannot hold the stop
                 deadline = time.monotonic() + DRAIN_GRACE
                 await self._wait_drained(time.monotonic() + PARSE_GRACE)
-                unparsed = await self.parse_stage.drain_nowait()
+                unparsed = await parts.parse_stage.drain_nowait()
                 self.pipeline.leave(len(unparsed))
                 await self._requeue_at_stop(unparsed, deadline)
             # drain what was fetched: parse -> store -> settle (the pipeline count covers
@@ -371,35 +365,39 @@ class Node:
 
     async def _shutdown(self) -> None:
         """Release this node's leases and close every part but the frontier."""
+        parts = self.parts
         try:
-            await self.scheduler.save_waits()
-            await self.fw.call(self.frontier.release_own_leases)
-            self.leases.clear()
+            await parts.scheduler.save_waits()
+            await parts.fw.call(parts.frontier.release_own_leases)
+            parts.leases.clear()
         finally:
-            await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
-            await self.store.close()
+            await asyncio.get_running_loop().run_in_executor(None, parts.pool.close)
+            await parts.store.close()
             crashpoints.reached(CrashPoint.STORE_CLOSED)
-            self.metrics_file.write(self.statistics())
-            self.metrics_file.close()
-            if self.exporter is not None:
-                self.exporter.close()
+            parts.metrics_file.write(self.statistics())
+            parts.metrics_file.close()
+            if parts.exporter is not None:
+                parts.exporter.close()
 
     async def _close_frontier(self) -> FrontierCounts:
         if self.controls is not None:
             self.controls.close()
+        fw = self.parts.fw
         try:
-            counts: FrontierCounts = await self.fw.call(self.frontier.counts)
-            await self.fw.call(self.frontier.close)
+            counts: FrontierCounts = await fw.call(self.parts.frontier.counts)
+            await fw.call(self.parts.frontier.close)
         finally:
-            self.fw.shutdown()
+            fw.shutdown()
         return counts
 
     # -- stages ------------------------------------------------------------------------
     async def _slot(self) -> None:
-        while not self.scheduler.stopping:
-            await self.parse_stage.wait_room()
-            await self.store_stage.wait_room()
-            job = await self.scheduler.next_job()
+        parts = self.parts
+        scheduler = parts.scheduler
+        while not scheduler.stopping:
+            await parts.parse_stage.wait_room()
+            await parts.store_stage.wait_room()
+            job = await scheduler.next_job()
             if job is None:
                 return
             if isinstance(job, RobotsJob):
@@ -425,19 +423,19 @@ class Node:
     def _pause_for_quota(self, url: str) -> None:
         if not self._paused_for_quota:
             self._paused_for_quota = True
-            self.scheduler.pause()
+            self.parts.scheduler.pause()
             log.error(
                 "quota exhausted (status %d on %s): all fetching paused; send SIGUSR1 "
                 "or create %s/resume to continue",
                 self.settings.fetch.quota_status,
                 url,
-                self.paths.root,
+                self.parts.paths.root,
             )
 
-    async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
-        if note == ROBOTS_DISALLOWED:
+    async def _on_skip(self, skipped: SkippedUrl) -> None:
+        if skipped.note == ROBOTS_DISALLOWED:
             self.counters.robots_disallowed += 1
-        await self.pipeline.to_store(SkippedUrl(lease, note, requeue_at))
+        await self.pipeline.to_store(skipped)
 
     def _quality_gap(self, host: str) -> float:
         return quality_gap(self.quality.quality(host), self.settings.frontier.quality_gap)
@@ -446,11 +444,7 @@ class Node:
     def paused_for_quota(self) -> bool:
         return self._paused_for_quota
 
-    @property
-    def shared_store(self) -> RedisFrontier | None:
-        """The shared store of a shared crawl (None: the embedded frontier)."""
-        return self._shared
-
+    # -- what the monitor sees (monitor.Watched) ---------------------------------------
     def use_counts(self, counts: FrontierCounts) -> None:
         """The frontier's counts as just read (the monitor reads them)."""
         self._counts = counts
@@ -460,7 +454,7 @@ class Node:
         return (
             self.pipeline.in_flight == 0
             and self._robots_in_flight == 0
-            and self.scheduler.held() == 0
+            and self.parts.scheduler.held() == 0
         )
 
     def check_end(self, mono: float) -> None:
@@ -468,15 +462,27 @@ class Node:
         show nothing queued or leased (finished)."""
         s = self.settings.crawl
         if s.max_duration and mono - self._started >= s.max_duration:
-            self.request_stop("max-duration")
+            self.request_stop(StopReason.MAX_DURATION)
         elif s.max_bytes and self.counters.bytes >= s.max_bytes:
-            self.request_stop("max-bytes")
+            self.request_stop(StopReason.MAX_BYTES)
         if not self.idle() or self._counts is None:
             return
         if self._page_jobs >= self._page_budget:
-            self.request_stop("max-pages")
+            self.request_stop(StopReason.MAX_PAGES)
         elif self._counts.queued == 0 and self._counts.leased == 0:
-            self.request_stop("finished")
+            self.request_stop(StopReason.FINISHED)
+
+    async def offer_seeds_again(self) -> None:
+        """After a restart of the shared store, which may have lost its latest
+        admissions: forget the recently admitted links (so they are offered again when
+        found) and offer the seeds again."""
+        self.admission.forget_recent()
+        entries = self.admission.admit(self.seeds, 0, None)
+        await self.parts.fw.call(self.parts.frontier.add, entries, self.clock())
+
+    def shed_for_memory(self, over_target: bool) -> int | None:
+        self.admission.adjust_for_memory(over_target, self.settings.scope.max_depth)
+        return self.admission.shed_depth
 
     # -- statistics --------------------------------------------------------------------
     @property
@@ -488,7 +494,7 @@ class Node:
     def statistics(self) -> NodeStats:
         """The node's statistics now: each component's own ``statistics()`` value, the
         frontier's counts as last read (docs/metrics.md)."""
-        fetcher = self._fetcher
+        fetcher, parts = self._fetcher, self.parts
         return NodeStats(
             time=time.time(),
             elapsed=time.monotonic() - self._started,
@@ -497,17 +503,17 @@ class Node:
                 fetcher.statistics().in_flight if fetcher is not None else 0
             ),
             stages=(
-                self.parse_stage.statistics(),
-                self.pool.statistics(),
-                self.store_stage.statistics(),
-                self.settle_stage.statistics(),
+                parts.parse_stage.statistics(),
+                parts.pool.statistics(),
+                parts.store_stage.statistics(),
+                parts.settle_stage.statistics(),
             ),
             admission=self.admission.statistics(),
             frontier=self._counts,
-            scheduler=self.scheduler.statistics(),
-            store=self.store.statistics(),
-            leases=self.leases.statistics(),
-            recrawl=self.recrawl.statistics() if self.recrawl is not None else RecrawlStats(),
+            scheduler=parts.scheduler.statistics(),
+            store=parts.store.statistics(),
+            leases=parts.leases.statistics(),
+            recrawl=parts.recrawl.statistics() or RecrawlStats(),
             loop_lag=self.loop_lag.statistics(),
             software=f"headway/{__version__}",
             control=self.controls.statistics() if self.controls else ControlStats(),

@@ -23,11 +23,11 @@ from headway.parse.page import ParseTask
 from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.quality import QualityBook
 from headway.runtime.factory import PARSE_BATCH, PARSE_BATCH_COST, NodeParts
-from headway.runtime.recrawl import Recrawl
-from headway.runtime.settle import SettleRules, decide
-from headway.runtime.work import FetchedPage, SettleItem, Work
+from headway.runtime.metrics import Hostile
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions
+from headway.work.items import FetchedPage, SettleItem, Work
+from headway.work.settle import SettleRules, end_of, settle
 
 #: Seconds the store and settle stages wait for a batch to fill (one write and flush, one
 #: frontier transaction per batch). Longer lingers (50 ms) bought no measurable CPU per
@@ -48,9 +48,8 @@ class Pipeline:
         canon: CanonOptions,
         token: str,
         quality: QualityBook,
-        hostile: Counter[str],
+        hostile: Counter[Hostile],
         clock: Callable[[], float],
-        recrawl: Recrawl | None = None,
     ) -> None:
         self._parts = parts
         self._settings = settings
@@ -60,7 +59,7 @@ class Pipeline:
         self._quality = quality
         self._hostile = hostile
         self._clock = clock
-        self._recrawl = recrawl
+        self._recrawl = parts.recrawl
         self.in_flight = 0  # items entered and not yet left
         self._drained = asyncio.Event()
         self._drained.set()
@@ -138,9 +137,9 @@ class Pipeline:
                 else:
                     done = dataclasses.replace(work, result=res, parsed=out)
                     if out.credentials_stripped:
-                        hostile["credentials-stripped"] += out.credentials_stripped
+                        hostile[Hostile.CREDENTIALS_STRIPPED] += out.credentials_stripped
                     if out.hrefs_seen > s.scope.max_links:
-                        hostile["links-cut"] += 1
+                        hostile[Hostile.LINKS_CUT] += 1
                 del work, res
                 await self._parts.store_stage.put(done)
 
@@ -150,26 +149,19 @@ class Pipeline:
             batch = await self._parts.store_stage.get_batch(64, linger=STORE_LINGER)
             now = self._clock()
             batch = [self._judge(work) for work in batch]
-            settlements = [
-                decide(
-                    work,
-                    now,
-                    self.rules,
-                    quota_paused=self._parts.scheduler.paused,
-                    rand=random.random(),
-                )
+            paused = self._parts.scheduler.paused
+            endings = [
+                end_of(work, now, self.rules, quota_paused=paused, rand=random.random())
                 for work in batch
             ]
-            # the crawl log says what the settlement says; the writer plans revisits
-            plans = await self._parts.store.write(batch, [st.note for st in settlements])
-            for work, settlement, plan in zip(batch, settlements, plans, strict=True):
-                if (
-                    settlement.completion is not None
-                    and self._recrawl is not None
-                    and isinstance(work, FetchedPage)
-                ):
-                    # a page answered 200 or 304 is due again after its interval
-                    settlement = self._recrawl.settle(settlement, work, plan)
+            # the crawl log says how each item ends; the writer plans revisits (recrawl)
+            plans = await self._parts.store.write(batch, [e.note for e in endings])
+            for work, ending, plan in zip(batch, endings, plans, strict=True):
+                # one settlement: a page answered 200 or 304 is due again after its
+                # interval (recrawl), its links are admitted
+                settlement = settle(work, ending, self.rules, now=now, revisit=plan)
+                if isinstance(work, FetchedPage):
+                    self._recrawl.settled(settlement, work)
                 if settlement.completion is None and settlement.discovered:
                     # a robots.txt answer naming sitemaps: they are admitted by settling
                     await self._parts.settle_stage.put(SettleItem(None, settlement.discovered))

@@ -1,9 +1,12 @@
-"""Recrawl in the node: conditional requests for revisits, the next due time of each
-fetched page, the capacity rule between new URLs and due revisits, and the counts.
+"""Recrawl in the node: one component (``Recrawl``) for conditional requests for
+revisits, the next due time of each fetched page, the capacity rule between new URLs and
+due revisits, and the counts. Without ``--recrawl`` the node has the do-nothing one
+(``NoRecrawl``): no part of the node asks whether recrawl is on.
 
 Contract (the policy itself is ``policy/revisit.py``):
 
-- Only with ``--recrawl``. A page that answered 200 or 304 is settled DONE with
+- Only with ``--recrawl`` (``AdaptiveRecrawl``). A page that answered 200 or 304 is
+  settled DONE with
   ``revisit_at`` = settle time + its interval and its ``RevisitState`` as the frontier's
   ``validators`` string, in the same transaction as the rest of its settlement; any
   other answer settles as without recrawl (a 4xx, a redirect or a failure ends the URL),
@@ -12,21 +15,22 @@ Contract (the policy itself is ``policy/revisit.py``):
   is unchanged (written as a server-not-modified revisit record by the store); a 200 is
   unchanged when its payload digest is the stored one, else changed.
 - ``revisits_first()`` applies ``prefer_revisits`` to this node's page fetches.
-- ``park_or_unpark`` at a node's start: without ``--recrawl`` the pages waiting for a
-  revisit are parked (not fetched; due times and validators kept, so the crawl ends by
-  itself when the rest is done) and one warning says how many; with it, parked pages go
-  back to their queues with their due times.
+- ``prepare`` at a node's start (on the frontier's thread): without ``--recrawl`` the
+  pages waiting for a revisit are parked (not fetched; due times and validators kept, so
+  the crawl ends by itself when the rest is done) and one warning says how many; with
+  it, parked pages go back to their queues with their due times.
 - ``plan`` runs on the store thread (after the record is written, before the crawl-log
-  line); the counts are taken on the event loop (``count``).
+  line); the settlement carries the plan (``headway.work.settle.settle``, the one
+  settlement step) and ``settled`` counts it on the event loop.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
+from typing import Protocol
 
 from headway.fetch.result import FetchResult, Headers
-from headway.frontier.store import FrontierStore, LeasedUrl, Settle
+from headway.frontier.store import FrontierStore, LeasedUrl
 from headway.policy.outcome import Outcome
 from headway.policy.revisit import (
     Capture,
@@ -38,15 +42,13 @@ from headway.policy.revisit import (
     conditional_headers,
     decode,
     decode_hint,
-    encode,
     prefer_revisits,
 )
-from headway.runtime.settle import Settlement
 from headway.runtime.stats import RecrawlStats
-from headway.runtime.work import FetchedPage, Revisit
-from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.warc import WrittenRecord, warc_date
+from headway.work.items import FetchedPage, Revisit
+from headway.work.settle import Settlement
 
 log = logging.getLogger(__name__)
 
@@ -54,36 +56,77 @@ log = logging.getLogger(__name__)
 REVISITED = frozenset({Outcome.OK, Outcome.NOT_MODIFIED})
 
 
-def recrawl_for(settings: Settings) -> Recrawl | None:
-    """The node's recrawl part, None without ``--recrawl``."""
+class Recrawl(Protocol):
+    """The node's recrawl (see the module contract)."""
+
+    def statistics(self) -> RecrawlStats | None:
+        """The counts of this run; None without ``--recrawl``."""
+        ...
+
+    def revisits_first(self) -> bool | None:
+        """Which kind a lease takes first now; None: no preference."""
+        ...
+
+    def request(self, lease: LeasedUrl) -> tuple[RevisitState | None, SitemapHint | None, Headers]:
+        """The stored state of a leased URL (or, before its first fetch, the sitemap hint
+        it was admitted with) and the conditional headers to send."""
+        ...
+
+    def plan(self, work: FetchedPage, rec: WrittenRecord | None, now: float) -> Revisit | None:
+        """The next revisit of a written page, or None when it is not revisited (store
+        thread)."""
+        ...
+
+    def settled(self, settlement: Settlement, work: FetchedPage) -> None:
+        """Count the revisit ``work`` was settled with (event loop)."""
+        ...
+
+    def prepare(self, frontier: FrontierStore) -> None:
+        """Park or unpark the pages waiting for their revisit (frontier thread, at the
+        node's start)."""
+        ...
+
+
+def recrawl_for(settings: Settings) -> Recrawl:
+    """The node's recrawl: ``AdaptiveRecrawl`` with ``--recrawl``, else ``NoRecrawl``."""
     r = settings.recrawl
     if not r.recrawl:
+        return NoRecrawl()
+    return AdaptiveRecrawl(RevisitBounds(r.revisit_min, r.revisit_max), r.recrawl_share)
+
+
+class NoRecrawl:
+    """A crawl without ``--recrawl``: no conditional requests, no revisit planned, pages
+    waiting for a revisit (an earlier ``--recrawl`` run) parked."""
+
+    def statistics(self) -> None:
         return None
-    return Recrawl(RevisitBounds(r.revisit_min, r.revisit_max), r.recrawl_share)
+
+    def revisits_first(self) -> None:
+        return None
+
+    def request(self, lease: LeasedUrl) -> tuple[None, None, Headers]:
+        return None, None, ()
+
+    def plan(self, work: FetchedPage, rec: WrittenRecord | None, now: float) -> None:
+        return None
+
+    def settled(self, settlement: Settlement, work: FetchedPage) -> None:
+        return None
+
+    def prepare(self, frontier: FrontierStore) -> None:
+        frontier.park_revisits()
+        waiting = frontier.counts().revisits_parked
+        if waiting:
+            log.warning(
+                "%d pages wait for their revisit (an earlier --recrawl run); they are left "
+                "waiting: run with --recrawl to continue them",
+                waiting,
+            )
 
 
-async def park_or_unpark(
-    fw: ThreadWorker, frontier: FrontierStore, recrawl: Recrawl | None
-) -> None:
-    """Park (no recrawl) or unpark (recrawl) the pages waiting for their revisit; see the
-    module contract."""
-    if recrawl is not None:
-        back = await fw.call(frontier.unpark_revisits)
-        if back:
-            log.info("recrawl: %d pages waiting for their revisit are queued again", back)
-        return
-    await fw.call(frontier.park_revisits)
-    waiting = (await fw.call(frontier.counts)).revisits_parked
-    if waiting:
-        log.warning(
-            "%d pages wait for their revisit (an earlier --recrawl run); they are left "
-            "waiting: run with --recrawl to continue them",
-            waiting,
-        )
-
-
-class Recrawl:
-    """Revisit decisions of one node (see the module contract)."""
+class AdaptiveRecrawl:
+    """Revisit decisions of one node with ``--recrawl`` (see the module contract)."""
 
     def __init__(self, bounds: RevisitBounds, share: float) -> None:
         self.bounds = bounds
@@ -138,22 +181,21 @@ class Recrawl:
         )
         return Revisit(change, state, now + state.interval)
 
-    def settle(self, settlement: Settlement, work: FetchedPage, plan: Revisit | None) -> Settlement:
-        """``settlement`` with the revisit ``plan`` of ``work`` when it is a DONE with a
-        plan (counted), else unchanged (event loop)."""
-        completion = settlement.completion
-        if plan is None or completion is None or completion.settle is not Settle.DONE:
-            return settlement
+    def settled(self, settlement: Settlement, work: FetchedPage) -> None:
+        plan = settlement.revisit
+        if plan is None:
+            return
         self._scheduled += 1
         if plan.change is Change.CHANGED:
             self._changed += 1
         elif plan.change is Change.UNCHANGED:
             self._unchanged += 1
             self._not_modified += int(work.result.outcome is Outcome.NOT_MODIFIED)
-        revisit = dataclasses.replace(
-            completion, revisit_at=plan.due_at, validators=encode(plan.state)
-        )
-        return dataclasses.replace(settlement, completion=revisit)
+
+    def prepare(self, frontier: FrontierStore) -> None:
+        back = frontier.unpark_revisits()
+        if back:
+            log.info("recrawl: %d pages waiting for their revisit are queued again", back)
 
 
 def _capture_of(res: FetchResult, rec: WrittenRecord | None) -> Capture | None:

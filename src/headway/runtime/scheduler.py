@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from headway.frontier.store import FrontierStore, LeasedUrl
+from headway.frontier.store import FrontierStore
 from headway.policy import hoststate
 from headway.policy.hoststate import HostState
 from headway.policy.outcome import Outcome
@@ -45,7 +45,7 @@ from headway.policy.schedule import (
     SaveStates,
     ScheduleCore,
     ScheduleParams,
-    Skip,
+    SkippedUrl,
     Wait,
 )
 from headway.runtime.leases import LeaseBook
@@ -65,9 +65,9 @@ PageJob = FetchPage
 LEASE_AHEAD = 4
 LEASE_HORIZON = 4.0
 
-#: Called for a leased URL that is settled without a fetch: (lease, note, retry_at);
-#: retry_at None means the URL is finished (e.g. robots-disallowed), else it is requeued.
-SkipHook = Callable[[LeasedUrl, str, float | None], Awaitable[None]]
+#: Called for a leased URL that is settled without a fetch (``requeue_at`` None: it is
+#: finished, e.g. robots-disallowed; else it is put back untried).
+SkipHook = Callable[[SkippedUrl], Awaitable[None]]
 
 
 class Scheduler:
@@ -92,7 +92,7 @@ class Scheduler:
         page_budget: float = math.inf,
         extra_gap: Callable[[str], float] | None = None,
         leases: LeaseBook | None = None,
-        revisits_first: Callable[[], bool] | None = None,
+        revisits_first: Callable[[], bool | None] = lambda: None,
         lease_ahead: int = LEASE_AHEAD,
         waits_for_parser: Callable[[str], bool] | None = None,
     ) -> None:
@@ -272,15 +272,15 @@ class Scheduler:
         if isinstance(d, FetchRobots | FetchPage):
             if not self._hand(d):  # pragma: no cover - decide counts live waiters first
                 raise AssertionError("a job without a waiting slot")
-        elif isinstance(d, Skip):
-            await self._on_skip(d.lease, d.note, d.requeue_at)
+        elif isinstance(d, SkippedUrl):
+            await self._on_skip(d)
         elif isinstance(d, DropHost):
             dropped = await self._worker.call(self._frontier.drop_host, d.host, d.reason)
             log.info(
                 "host %s dropped (%s): %d queued URLs marked failed", d.host, d.reason, dropped
             )
         elif isinstance(d, LeaseFor):
-            first = self._revisits_first() if self._revisits_first is not None else None
+            first = self._revisits_first()
             leased = await self._worker.call(
                 self._frontier.lease_many,
                 list(d.wants),

@@ -13,21 +13,21 @@ import time
 from collections.abc import Sequence
 
 from headway.errors import ConfigError
-from headway.frontier.redis import RedisFrontier
+from headway.frontier.store import SharedCrawl
 from headway.policy.quality import QualityBook
-from headway.runtime.admission import Admission
 from headway.runtime.components import retry_params
-from headway.runtime.settle import SettleRules
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions
 from headway.urls.scope import OptOut, Scope, ScopeMode
+from headway.work.admission import Admission
+from headway.work.settle import SettleRules
 
 log = logging.getLogger(__name__)
 
 
 async def shared_seeds(
-    shared: RedisFrontier,
+    shared: SharedCrawl,
     fw: ThreadWorker,
     crawl: str,
     seeds: Sequence[str],

@@ -23,6 +23,7 @@ from headway.frontier.store import SHED_REASONS, FrontierCounts
 from headway.policy.overrides import HostOverride
 from headway.runtime.looplag import LoopLagStats
 from headway.runtime.stage import StageStats
+from headway.work.admission import AdmissionStats
 
 #: Outcomes that are not errors (``FetchStats.errors`` counts the others).
 OK_OUTCOMES = frozenset({"ok", "redirect", "not_modified", "client_error"})
@@ -84,14 +85,6 @@ class SchedulerStats:
 
 
 @dataclass(frozen=True, slots=True)
-class AdmissionStats:
-    """Refusals at admission by reason, and links skipped as recently admitted."""
-
-    rejected: Mapping[str, int] = field(default_factory=dict)
-    known: int = 0
-
-
-@dataclass(frozen=True, slots=True)
 class StoreStats:
     """What the store writer wrote in this run."""
 
@@ -134,7 +127,7 @@ class NodeStats:
     pipeline: int = 0  # leased URLs between the scheduler and their settlement
     fetch: FetchStats = FetchStats()
     stages: tuple[StageStats, ...] = ()
-    admission: AdmissionStats = AdmissionStats()
+    admission: AdmissionStats = field(default_factory=AdmissionStats)
     frontier: FrontierCounts | None = None
     scheduler: SchedulerStats = SchedulerStats()
     store: StoreStats = StoreStats()

@@ -5,15 +5,28 @@ from __future__ import annotations
 import os
 import resource
 from dataclasses import dataclass
+from enum import StrEnum
 
 from headway.frontier.store import FrontierCounts
 from headway.runtime.reach import Unreachable
 from headway.runtime.stats import RecrawlStats
 
 
+class StopReason(StrEnum):
+    """Why a node stopped (the summary's "stopped by")."""
+
+    FINISHED = "finished"  # nothing queued or leased is left
+    MAX_PAGES = "max-pages"
+    MAX_DURATION = "max-duration"
+    MAX_BYTES = "max-bytes"
+    INTERRUPTED = "interrupted"  # a signal, or the command's own stop
+    CRAWL_LOST = "crawl lost"  # the shared store lost the crawl's keys
+    STOP_CONTROL = "stop-control"  # a stop control (headway stop, the console)
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlSummary:
-    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted, stop-control
+    stopped_by: StopReason
     resumed: bool
     seconds: float
     cpu_seconds: float  # this process (all threads) plus its parser processes, this run

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from headway.runtime.work import FetchedPage, SettleItem, SkippedUrl, Work
+from headway.work.items import FetchedPage, SettleItem, SkippedUrl, Work
 
 #: Bytes of Python objects per link or queued URL, beyond its characters.
 PER_URL = 120

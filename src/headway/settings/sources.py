@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from headway.errors import ConfigError, HeadwayError
+from headway.errors import ConfigError
 from headway.settings.tree import KEYS_BY_NAME, Key, Settings
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -247,20 +247,11 @@ def validate(settings: Settings) -> None:
         raise ConfigError("identity.user_agent", "must start with the crawler's product token")
     parse_host_limits(settings.politeness.host_limit)
     store = settings.frontier.store
-    if store and not re.match(r"^(redis|rediss|redis\+cluster)://", store, re.IGNORECASE):
-        raise ConfigError(
-            "frontier.store",
-            "expected nothing (the embedded SQLite store) or a URL starting with redis://, "
-            "rediss:// or redis+cluster://",
-        )
     d = settings.distributed
     if store:
-        from headway.frontier.redis.connect import parse_store_url
+        from headway.frontier.backends import check_store
 
-        try:
-            parse_store_url(store)
-        except HeadwayError as exc:
-            raise ConfigError("frontier.store", str(exc)) from None
+        check_store(store)  # ConfigError naming frontier.store
     if d.crawl_id is not None and not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", d.crawl_id):
         raise ConfigError(
             "distributed.crawl_id", f"use letters, digits, '.', '_' and '-'; got {d.crawl_id!r}"

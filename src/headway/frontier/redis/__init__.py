@@ -6,8 +6,8 @@ the key layout (``keys``), store URLs and scripts (``connect``), shard leasing
 
 from __future__ import annotations
 
-from headway.errors import ConfigError
-from headway.frontier.backends import StoreTarget, limits_from_settings
+from headway.errors import ConfigError, HeadwayError
+from headway.frontier.backends import StoreTarget
 from headway.frontier.redis.backend import RedisFrontier
 from headway.frontier.redis.connect import (
     StoreUrl,
@@ -22,7 +22,7 @@ from headway.frontier.store import FrontierCounts
 
 
 def _crawl_id(target: StoreTarget) -> str:
-    crawl = target.settings.distributed.crawl_id
+    crawl = target.shared.crawl_id
     if crawl is None:
         raise ConfigError("distributed.crawl_id", "a shared crawl needs --crawl-id NAME")
     return crawl
@@ -31,24 +31,32 @@ def _crawl_id(target: StoreTarget) -> str:
 class RedisBackend:
     """Opens a node's view of a shared crawl; reads a shared crawl's totals."""
 
+    def check(self, store: str) -> None:
+        try:
+            parse_store_url(store)
+        except HeadwayError as exc:
+            raise ConfigError("frontier.store", str(exc)) from None
+
     def open(self, target: StoreTarget) -> RedisFrontier:
-        s = target.settings
-        d = s.distributed
+        shared = target.shared
         return RedisFrontier(
             target.store,
             _crawl_id(target),
             target.node_id,
-            limits_from_settings(s),
-            shards=d.shards,
-            shard_ttl=d.shard_ttl,
-            handover_gap=s.politeness.delay,
-            outage_limit=d.store_outage_limit,
+            target.limits,
+            shards=shared.shards,
+            shard_ttl=shared.shard_ttl,
+            handover_gap=shared.handover_gap,
+            outage_limit=shared.outage_limit,
         )
 
     def read_counts(self, target: StoreTarget) -> FrontierCounts | None:
         from headway.frontier.redis.status import read_crawl_status
 
         return read_crawl_status(target.store, _crawl_id(target)).frontier
+
+    def shown(self, store: str) -> str:
+        return parse_store_url(store).masked()
 
 
 BACKEND = RedisBackend()

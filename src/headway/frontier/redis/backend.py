@@ -492,6 +492,9 @@ class RedisFrontier:
         self._check_open()
         return bool(self._retry(lambda: self._client.hsetnx(self.keys.meta, f"m:{key}", value)))
 
+    def shared(self) -> RedisFrontier:
+        return self
+
     def close(self) -> None:
         if self._closed:
             return

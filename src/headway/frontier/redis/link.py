@@ -98,7 +98,13 @@ class RedisLink:
             return result
 
     def _server_run_ids(self) -> frozenset[str]:
-        info = self.client.info("server")
+        """The run ids of every server of the store (a cluster's INFO goes to one node
+        unless all are named: the others would look restarted at their first
+        connection)."""
+        if self.url.cluster:
+            info = self.client.info("server", target_nodes=self.client.ALL_NODES)
+        else:
+            info = self.client.info("server")
         if "run_id" in info:
             return frozenset([str(info["run_id"])])
         return frozenset(str(v["run_id"]) for v in info.values() if isinstance(v, dict))

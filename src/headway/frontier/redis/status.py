@@ -132,3 +132,21 @@ def _read(url: StoreUrl, keys: CrawlKeys) -> CrawlStatus:
         nodes=tuple(rows),
         unowned_shards=sum(1 for o in owners if o is None),
     )
+
+
+def live_node_ids(client: Any, crawl_id: str, since: float) -> list[str]:
+    """The nodes of a shared crawl with a heartbeat at or after ``since`` (epoch seconds),
+    read through ``client`` (a client of the store; Redis errors pass through)."""
+    nodes = client.zrangebyscore(CrawlKeys(crawl_id).nodes, since, "+inf")
+    return [n.decode() if isinstance(n, bytes) else str(n) for n in nodes]
+
+
+def crawl_meta(client: Any, crawl_id: str) -> dict[str, str]:
+    """The shared crawl's meta record, field by field (Redis errors pass through)."""
+    meta = client.hgetall(CrawlKeys(crawl_id).meta)
+    return {
+        (k.decode() if isinstance(k, bytes) else str(k)): (
+            v.decode() if isinstance(v, bytes) else str(v)
+        )
+        for k, v in meta.items()
+    }

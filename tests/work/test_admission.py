@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from headway.runtime.admission import Admission
 from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
 from headway.urls.scope import OptOut, Scope
+from headway.work.admission import Admission
 
 
 def _admission(**kw: object) -> Admission:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.runtime.status import shared_status_lines, status_lines
+from headway.cli.status import shared_status_lines, status_lines
 
 
 def _frontier(queued: int = 0, leased: int = 0, done: int = 510) -> dict[str, Any]:

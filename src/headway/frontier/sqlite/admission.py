@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from headway.frontier.bloom import BloomFilter
-from headway.frontier.sqlite_rows import QUEUED, HostRow, Tx, by_priority, chunks
+from headway.frontier.sqlite.rows import QUEUED, HostRow, Tx, by_priority, chunks
 from headway.frontier.store import (
     SHED_FRONTIER_FULL,
     SHED_HOST_BUDGET,

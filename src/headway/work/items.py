@@ -5,7 +5,8 @@ An item of the store stage is one of three kinds, each its own frozen type:
 - ``FetchedPage``: a leased URL that was fetched (parsed on the way when a content
   handler reads it);
 - ``SkippedUrl``: a leased URL settled without a fetch (robots.txt disallows it, its host
-  was dropped, or it waits for its host's robots.txt: ``requeue_at``);
+  was dropped, or it waits for its host's robots.txt: ``requeue_at``); the scheduler's
+  own decision value (``headway.policy.schedule``), carried on as it is;
 - ``RobotsAnswer``: one robots.txt response (no lease: nothing to settle in the
   frontier, but the sitemaps it names are admitted).
 
@@ -20,7 +21,10 @@ from dataclasses import dataclass
 from headway.fetch.result import FetchResult
 from headway.frontier.store import Completion, LeasedUrl, UrlEntry
 from headway.parse.page import ParsedPage
+from headway.policy.decisions import SkippedUrl
 from headway.policy.revisit import Change, RevisitState, SitemapHint
+
+__all__ = ["FetchedPage", "Revisit", "RobotsAnswer", "SettleItem", "SkippedUrl", "Work"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,24 +48,6 @@ class FetchedPage:
     previous: RevisitState | None = None  # recrawl: the URL's state at its lease
     hint: SitemapHint | None = None  # recrawl: what a sitemap said before its first fetch
     requeue_at: float | None = None  # put back untried (a stop left it unparsed)
-
-    @property
-    def url(self) -> str:
-        return self.lease.url
-
-    @property
-    def depth(self) -> int:
-        return self.lease.depth
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedUrl:
-    """A leased URL settled without a fetch: failed for good (``requeue_at`` None), or put
-    back untried, not before ``requeue_at``."""
-
-    lease: LeasedUrl
-    note: str
-    requeue_at: float | None = None
 
     @property
     def url(self) -> str:

@@ -110,17 +110,15 @@ def _live_nodes(ref: CrawlRef, within: float = 60.0) -> list[str]:
     """The nodes of a shared crawl with a heartbeat in the last ``within`` seconds."""
     import redis
 
-    from headway.frontier.redis.keys import CrawlKeys
+    from headway.frontier.redis.status import live_node_ids
 
     client, where = connect_shared(ref)
     try:
-        key = CrawlKeys(ref.crawl_id or "").nodes
-        nodes = client.zrangebyscore(key, time.time() - within, "+inf")
+        return live_node_ids(client, ref.crawl_id or "", time.time() - within)
     except redis.RedisError as exc:
         raise StoreError(f"cannot read {where}: {exc}") from None
     finally:
         client.close()
-    return [str(n) for n in nodes]
 
 
 def _target(args: argparse.Namespace) -> tuple[CrawlRef, list[str]]:
@@ -182,7 +180,7 @@ def _recorded(c: Control, ref: CrawlRef, live: list[str] | None) -> str:
             return line + f" (node {c.node} is not live now; live: {', '.join(sorted(live))})"
         return line
     if ref.directory is not None:
-        from headway.runtime.status import _running
+        from headway.cli.status import _running
 
         if not _running(ref.directory / "lock").startswith("yes"):
             if c.kind is ControlKind.STOP:

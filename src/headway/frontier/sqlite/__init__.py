@@ -1,5 +1,8 @@
-"""The embedded backend as the ``store`` setting finds it (see ``backends.py``): the
-SQLite frontier file inside the node's crawl directory."""
+"""The embedded frontier backend on SQLite (frontier stage, the default): one file inside
+the node's crawl directory. The ``FrontierStore`` implementation (``backend``), its
+admission of new URLs (``admission``), the parking of revisits (``park``) and the schema
+and host rows of one transaction (``rows``). ``BACKEND`` is what
+``headway.frontier.backends`` finds for an empty ``store`` setting."""
 
 from __future__ import annotations
 
@@ -7,8 +10,8 @@ import sqlite3
 from pathlib import Path
 
 from headway.errors import StoreError
-from headway.frontier.backends import StoreTarget, limits_from_settings
-from headway.frontier.sqlite import SqliteFrontier
+from headway.frontier.backends import StoreTarget
+from headway.frontier.sqlite.backend import SqliteFrontier
 from headway.frontier.store import SHED_REASONS, FrontierCounts
 
 #: The frontier's file name inside the crawl directory.
@@ -18,18 +21,23 @@ FRONTIER_FILE = "frontier.sqlite3"
 class SqliteBackend:
     """Opens the crawl directory's frontier file; reads its totals read-only."""
 
+    def check(self, store: str) -> None:
+        """Nothing to check: the embedded store is named by an empty ``store``."""
+
     def open(self, target: StoreTarget) -> SqliteFrontier:
-        f = target.settings.frontier
         return SqliteFrontier(
             target.crawl_dir / FRONTIER_FILE,
-            limits_from_settings(target.settings),
+            target.limits,
             node_id=target.node_id,
-            cache_size_kib=f.frontier_cache_mib * 1024,
+            cache_size_kib=target.cache_mib * 1024,
         )
 
     def read_counts(self, target: StoreTarget) -> FrontierCounts | None:
         path = target.crawl_dir / FRONTIER_FILE
         return read_counts(path) if path.exists() else None
+
+    def shown(self, store: str) -> str:
+        return store
 
 
 def read_counts(path: Path) -> FrontierCounts:
@@ -59,3 +67,5 @@ def read_counts(path: Path) -> FrontierCounts:
 
 
 BACKEND = SqliteBackend()
+
+__all__ = ["BACKEND", "FRONTIER_FILE", "SqliteFrontier", "read_counts"]

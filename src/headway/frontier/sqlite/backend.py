@@ -31,8 +31,8 @@ Schema (version 3; a file of version 1 or 2 is upgraded in place when opened):
 - ``payloads(digest, uri, date)``: first capture of each payload digest (revisits).
 - ``host_state(host, value)``: opaque per-host state strings of the node.
 
-Admission (the seen check, host budgets and shedding) is in ``sqlite_admit.py``; the
-schema and the host rows of one transaction (``Tx``) in ``sqlite_rows.py``.
+Admission (the seen check, host budgets and shedding) is in ``admission.py``; the
+schema and the host rows of one transaction (``Tx``) in ``rows.py``.
 
 The in-memory Bloom filter holds every fp of ``seen`` and is rebuilt from it on open
 (about 5 us per fingerprint in pure Python: 5.5 s for 1M on the benchmark machine)
@@ -54,9 +54,9 @@ from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.errors import StoreError
 from headway.frontier.bloom import BloomFilter, capacity_for, load_bitmap, save_bitmap
-from headway.frontier.sqlite_admit import admit
-from headway.frontier.sqlite_park import park_revisits, unpark_revisits
-from headway.frontier.sqlite_rows import (
+from headway.frontier.sqlite.admission import admit
+from headway.frontier.sqlite.park import park_revisits, unpark_revisits
+from headway.frontier.sqlite.rows import (
     DONE,
     FAILED,
     LEASED,
@@ -479,6 +479,9 @@ class SqliteFrontier:
     def set_meta(self, key: str, value: str) -> None:
         with self._tx() as tx:
             tx.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def shared(self) -> None:
+        return None  # one node's own frontier
 
     def close(self) -> None:
         if self._conn is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from headway.frontier.store import UrlEntry
 from headway.policy.priority import (
@@ -21,7 +22,6 @@ from headway.policy.priority import (
     quality_priority,
 )
 from headway.policy.quality import QualityBook
-from headway.runtime.stats import AdmissionStats
 from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
 from headway.urls.scope import Scope
@@ -44,6 +44,14 @@ def _maybe_trap(url: str) -> bool:
         return False
     segments = url.split("?", 1)[0].split("/")[3:]
     return len(segments) - len(set(segments)) >= MAX_SEGMENT_REPEATS
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionStats:
+    """Refusals at admission by reason, and links skipped as recently admitted."""
+
+    rejected: Mapping[str, int] = field(default_factory=dict)
+    known: int = 0
 
 
 class Admission:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from headway.cli.progress import Progress, fit_fields, progress_text
 from headway.frontier.store import FrontierCounts
 from headway.runtime.looplag import LoopLagStats
-from headway.runtime.progress import Progress, fit_fields, progress_text
 from headway.runtime.stage import StageStats
 from headway.runtime.stats import FetchStats, HostRow, NodeStats, SchedulerStats
 
@@ -125,7 +125,7 @@ async def test_hosts_waiting_for_their_gap_are_seen_at_a_one_second_gap(tmp_path
 
 
 def test_log_lines_print_above_the_live_display_not_into_it() -> None:
-    from headway.cli import _setup_logging
+    from headway.cli.commands import _setup_logging
 
     out = io.StringIO()
     console = Console(file=out, width=80, force_terminal=True)
@@ -144,8 +144,8 @@ def test_log_lines_print_above_the_live_display_not_into_it() -> None:
 
 
 def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFixture[str]) -> None:
-    from headway.runtime.progress import print_summary
-    from headway.runtime.summary import CrawlSummary
+    from headway.cli.progress import print_summary
+    from headway.runtime.summary import CrawlSummary, StopReason
     from headway.settings import build_settings
 
     def summary(parked: int, requeued: int = 0) -> str:
@@ -161,7 +161,7 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
         )
         print_summary(
             CrawlSummary(
-                "finished",
+                StopReason.FINISHED,
                 True,
                 1.0,
                 0.5,
@@ -190,13 +190,13 @@ def test_the_summary_counts_pages_parked_for_a_revisit(capsys: pytest.CaptureFix
 
 
 def _finished(failed: int, disallowed: int, resumed: bool = False) -> Any:
-    from headway.runtime.summary import CrawlSummary
+    from headway.runtime.summary import CrawlSummary, StopReason
 
     counts = FrontierCounts(
         queued=0, leased=0, done=500, failed=failed, seen=510, hosts_queued=0, shed={}
     )
     return CrawlSummary(
-        "finished",
+        StopReason.FINISHED,
         resumed,
         10.0,
         1.5,
@@ -217,7 +217,7 @@ def _finished(failed: int, disallowed: int, resumed: bool = False) -> Any:
 def test_the_summary_counts_robots_disallowed_urls_apart_from_failed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from headway.runtime.progress import print_summary
+    from headway.cli.progress import print_summary
     from headway.settings import build_settings
 
     settings = build_settings({"user_agent": "testbot/1.0 (+https://example.org/bot)"})
@@ -236,7 +236,7 @@ def test_the_summary_counts_robots_disallowed_urls_apart_from_failed(
 
 
 def test_the_summary_is_one_json_line_with_json_logs(capsys: pytest.CaptureFixture[str]) -> None:
-    from headway.runtime.progress import print_summary
+    from headway.cli.progress import print_summary
     from headway.settings import build_settings
 
     settings = build_settings(

@@ -8,12 +8,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from headway.runtime.crawldir import CrawlPaths
 from headway.settings import Settings, build_settings
 
+#: How a node is run and its summary returned (``commands._run_node``: settings, seeds,
+#: opt-out list), handed in by the command line.
+RunNode = Callable[[Settings, list[str], Any], Awaitable[Any]]
 #: The demo crawler's User-Agent: only the local simulated web ever sees it.
 DEMO_USER_AGENT = "headway-demo/1.0 (+https://example.org/bot)"
 #: The demo crawl stops after this many seconds whatever happens.
@@ -67,8 +71,9 @@ def demo_settings(out: Path, delay: float) -> Settings:
     )
 
 
-async def _crawl_simweb(args: argparse.Namespace) -> tuple[Any, Settings, list[str]]:
-    from headway.cli import _run_node
+async def _crawl_simweb(
+    args: argparse.Namespace, run_node: RunNode
+) -> tuple[Any, Settings, list[str]]:
     from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 
     spec = SimWebSpec(hosts=args.hosts, host_spec=HostSpec(pages=args.pages))
@@ -80,26 +85,28 @@ async def _crawl_simweb(args: argparse.Namespace) -> tuple[Any, Settings, list[s
             f"(--delay {args.delay:g}, Ctrl-C stops)",
             flush=True,
         )
-        summary = await _run_node(settings, web.seeds(), None)
+        summary = await run_node(settings, web.seeds(), None)
         return summary, settings, web.seeds()
 
 
-def demo_command(args: argparse.Namespace) -> int:
+def demo_command(
+    args: argparse.Namespace, *, run_node: RunNode, setup_logging: Callable[..., None]
+) -> int:
     """``headway demo``: 0 after a crawl, 130 when interrupted, 2 and one line on
     stderr for bad arguments."""
     problem = demo_problem(args)
     if problem:
         print(f"headway: error: {problem}", file=sys.stderr)
         return 2
-    from headway.cli import _setup_logging
-    from headway.runtime.progress import print_summary
+    from headway.cli.progress import print_summary
+    from headway.runtime.summary import StopReason
 
-    _setup_logging("text", quiet=False)
-    summary, settings, seeds = asyncio.run(_crawl_simweb(args))
+    setup_logging("text", quiet=False)
+    summary, settings, seeds = asyncio.run(_crawl_simweb(args, run_node))
     print_summary(summary, settings, quiet=False)
     for line in what_to_look_at(args.out, summary.fetches, len(seeds)):
         print(line)
-    return 130 if summary.stopped_by == "interrupted" else 0
+    return 130 if summary.stopped_by is StopReason.INTERRUPTED else 0
 
 
 def what_to_look_at(out: Path, pages: int, hosts: int) -> list[str]:

@@ -1,10 +1,10 @@
 """Pages waiting for their revisit set aside and put back (SQLite frontier), for a run
 without ``--recrawl`` and the next run with it: each a whole transaction, ``Tx``'s host
-counts and totals kept in step (see ``headway.frontier.sqlite``)."""
+counts and totals kept in step (see ``backend.py``)."""
 
 from __future__ import annotations
 
-from headway.frontier.sqlite_rows import PARKED, QUEUED, Tx
+from headway.frontier.sqlite.rows import PARKED, QUEUED, Tx
 from headway.frontier.store import REVISIT_PRIORITY
 
 

@@ -230,7 +230,7 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         return
     console = Console(stderr=False)
     fr = summary.frontier
-    ended = summary.stopped_by
+    ended = str(summary.stopped_by)
     if summary.seeds_unreached:
         ended += " (no host of the seeds could be reached)"
     rows = [

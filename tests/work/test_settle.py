@@ -11,11 +11,12 @@ from headway.frontier.store import LeasedUrl, Settle
 from headway.parse.page import ParsedPage
 from headway.policy.outcome import Outcome, outcome_for_status
 from headway.policy.retry import RetryParams
-from headway.runtime.admission import Admission
-from headway.runtime.settle import SettleRules, decide
-from headway.runtime.work import FetchedPage, RobotsAnswer, SkippedUrl
+from headway.policy.revisit import Change, RevisitState, decode
 from headway.urls.canonical import DEFAULT_OPTIONS
 from headway.urls.scope import Scope
+from headway.work.admission import Admission
+from headway.work.items import FetchedPage, Revisit, RobotsAnswer, SkippedUrl
+from headway.work.settle import SettleRules, decide
 
 URL = "https://example.org/a"
 
@@ -180,3 +181,20 @@ def test_the_redirect_target_of_a_document_is_the_same_kind_of_document() -> Non
         _work(301, headers=(("Location", "/p2"),)), 1000.0, rules, quota_paused=False, rand=0.5
     )
     assert [e.handler for e in page.discovered] == [None]
+
+
+def test_only_a_done_page_is_settled_with_its_revisit() -> None:
+    plan = Revisit(Change.FIRST, RevisitState(interval=4.0, etag='"e"'), 1004.0)
+    done = decide(_work(200), 1000.0, _rules(), quota_paused=False, rand=0.5, revisit=plan)
+    assert done.completion is not None and done.completion.settle is Settle.DONE
+    assert done.completion.revisit_at == 1004.0 and done.revisit == plan
+    assert decode(done.completion.validators) == plan.state
+    unparsed = dataclasses.replace(_work(200), requeue_at=1001.0)  # a stop left it
+    for work, paused in ((_work(503), False), (_work(509), True), (unparsed, False)):
+        got = decide(work, 1000.0, _rules(), quota_paused=paused, rand=0.5, revisit=plan)
+        assert got.completion is not None and got.completion.settle is not Settle.DONE
+        assert (got.completion.revisit_at, got.completion.validators, got.revisit) == (
+            None,
+            None,
+            None,
+        )

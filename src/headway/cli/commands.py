@@ -35,7 +35,7 @@ EXIT_UNREACHABLE = 3
 SAME_STOP_SECONDS = 1.0
 
 _SHORT = {"out": "-o", "quiet": "-q"}
-#: The control commands (``control/commands.py``).
+#: The control commands (``cli/control.py``).
 CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
 COMMANDS = ("demo", "crawl", "node", "status", "report", *CONTROLS, "simweb", "bench")
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # no abbreviations: "--max-page 5" must be an error, not --max-pages
     add_parser = functools.partial(sub.add_parser, allow_abbrev=False)
-    from headway.demo import add_demo_parser
+    from headway.cli.demo import add_demo_parser
 
     add_demo_parser(add_parser)
     crawl = add_parser(
@@ -127,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("HEADWAY_CRAWL_ID"),
         help="the shared crawl's id (with a redis --store)",
     )
-    from headway.control.commands import add_control_parsers
-    from headway.report.command import add_report_parser
+    from headway.cli.control import add_control_parsers
+    from headway.cli.report import add_report_parser
 
     add_report_parser(add_parser)
     add_control_parsers(add_parser)
@@ -249,17 +249,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "status":
             return _status(args)
         if args.command == "report":
-            from headway.report.command import report_command
+            from headway.cli.report import report_command
 
             return report_command(args)
         if args.command in CONTROLS:
-            from headway.control.commands import control_command
+            from headway.cli.control import control_command
 
             return control_command(args)
         if args.command == "demo":
-            from headway.demo import demo_command
+            from headway.cli.demo import demo_command
 
-            return demo_command(args)
+            return demo_command(args, run_node=_run_node, setup_logging=_setup_logging)
         if args.command == "simweb":
             from headway.testing.serve import simweb_command
 
@@ -354,10 +354,10 @@ def _status(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        from headway.runtime.status import print_shared_status
+        from headway.cli.status import print_shared_status
 
         return print_shared_status(args.store, args.crawl_id, as_json=args.json)
-    from headway.runtime.status import print_status
+    from headway.cli.status import print_status
 
     return print_status(args.out, as_json=args.json, store=args.store, crawl_id=args.crawl_id)
 
@@ -430,17 +430,19 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     except ImportError:  # pragma: no cover - uvloop is a dependency; plain asyncio works
         runner = asyncio.run
     summary = runner(_run_node(settings, seeds, optout))
-    from headway.runtime.progress import print_summary
+    from headway.cli.progress import print_summary
+    from headway.runtime.summary import StopReason
 
     print_summary(summary, settings, quiet=settings.output.quiet)
-    if summary.stopped_by == "interrupted":
+    if summary.stopped_by is StopReason.INTERRUPTED:
         return 130
     return EXIT_UNREACHABLE if summary.seeds_unreached else 0
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
+    from headway.cli.progress import Progress
     from headway.runtime.node import Node
-    from headway.runtime.progress import Progress
+    from headway.runtime.summary import StopReason
 
     progress = Progress(enabled=not settings.output.quiet)
     every = progress.interval  # the monitor builds readings only for a display
@@ -454,7 +456,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
         if first_stop is None:
             first_stop = time.monotonic()
             log.warning("stopping: finishing what was fetched (Ctrl-C again to quit now)")
-            node.request_stop("interrupted")
+            node.request_stop(StopReason.INTERRUPTED)
         elif time.monotonic() - first_stop >= SAME_STOP_SECONDS:
             os._exit(130)
         else:  # the same stop request sent to the process and to its group
@@ -504,7 +506,3 @@ def _bench(args: argparse.Namespace) -> int:
     for line in report_lines(run_bench(cases)):
         print(line, flush=True)
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

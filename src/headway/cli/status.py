@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from headway.errors import CrawlDirError, StoreError
-from headway.frontier.backends import StoreTarget, backend_for
+from headway.frontier.backends import SharedOptions, StoreTarget, backend_for
 from headway.runtime.crawldir import MARKER, CrawlPaths, format_note, identity_of, read_marker
 from headway.runtime.stats import Decoded, from_json
-from headway.settings import DistributedSettings, Settings
 
 
 def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dict[str, object]:
@@ -41,8 +40,9 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
     if note is not None:
         out["format_note"] = note
     backend = backend_for(store)
-    settings = Settings(distributed=DistributedSettings(crawl_id=crawl_id))
-    target = StoreTarget(store, root, str(info.get("node_id") or ""), settings)
+    target = StoreTarget(
+        store, root, str(info.get("node_id") or ""), shared=SharedOptions(crawl_id=crawl_id)
+    )
     try:
         counts = backend.read_counts(target)
     except StoreError as exc:

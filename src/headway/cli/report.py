@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from headway.control.commands import add_crawl_args
+from headway.cli.control import add_crawl_args
 from headway.control.log import Control, ControlKind, read_all
 from headway.control.target import CrawlRef, frontier_file, open_control_log
 from headway.errors import ControlError, StoreError
@@ -166,28 +165,18 @@ def _controls(ref: CrawlRef) -> list[Control]:
 
 
 def _sqlite_figures(path: Path) -> tuple[FrontierCounts, dict[str, int]]:
-    from headway.frontier.sqlite_backend import read_counts
+    from headway.frontier.sqlite.status import meta_values, read_counts
 
     counts = read_counts(path)
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = con.execute(
-                "SELECT value FROM meta WHERE key LIKE ?", (OPTOUT_META + "%",)
-            ).fetchall()
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the frontier {path}: {exc}") from exc
-    return counts, {OPTOUT_FIGURE: sum(int(v) for (v,) in rows)}
+    dropped = meta_values(path, OPTOUT_META)
+    return counts, {OPTOUT_FIGURE: sum(int(v) for v in dropped.values() if v.isdigit())}
 
 
 def _shared_figures(ref: CrawlRef) -> dict[str, Any]:
     import redis
 
-    from headway.frontier.redis.keys import CrawlKeys
-    from headway.frontier.redis.status import read_crawl_status
-    from headway.runtime.status import decode_record
+    from headway.cli.status import decode_record
+    from headway.frontier.redis.status import crawl_meta, read_crawl_status
 
     crawl = ref.crawl_id or ""
     status = read_crawl_status(ref.store, crawl)
@@ -195,7 +184,7 @@ def _shared_figures(ref: CrawlRef) -> dict[str, Any]:
 
     client, where = connect_shared(ref)
     try:
-        meta = client.hgetall(CrawlKeys(crawl).meta)
+        meta = crawl_meta(client, crawl)
     except redis.RedisError as exc:
         raise StoreError(f"cannot read {where}: {exc}") from None
     finally:
