@@ -272,6 +272,11 @@ class FrontierStore(Protocol):
         """Store (host, state) pairs, replacing earlier values. States are opaque."""
         ...
 
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(queued, admitted) of each of ``hosts`` the frontier knows: its QUEUED URLs,
+        and its URLs admitted in any state (what the host budget bounds)."""
+        ...
+
     def counts(self) -> FrontierCounts:
         """Current totals."""
         ...

@@ -34,7 +34,7 @@ import heapq
 import itertools
 import math
 from collections import OrderedDict, deque
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
@@ -184,6 +184,15 @@ class ScheduleCore:
 
     def knows(self, host: str) -> bool:
         return host in self._limiters
+
+    def host_stats(self, hosts: Collection[str]) -> dict[str, HostLimitStats]:
+        """The limits of each of ``hosts`` that has a limiter (creates none, moves none)."""
+        lims = self._limiters
+        return {h: lims[h].statistics() for h in hosts if h in lims}
+
+    def known_hosts(self) -> Iterator[str]:
+        """The hosts with a limiter, least recently used first."""
+        return iter(self._limiters)
 
     def _params_for(self, host: str) -> HostLimitParams:
         base = self.params.limits

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from headway import __version__, crashpoints
+from headway.console.snapshot import PUBLISH_TTL, SnapshotParts, Snapshotter
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
 from headway.frontier.redis import RedisFrontier
@@ -49,11 +50,13 @@ from headway.runtime.seeding import rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
+    current_rss_mib,
     peak_rss_mib,
     process_cpu_seconds,
 )
 from headway.runtime.work import FetchedPage, SkippedUrl
 from headway.settings import Settings
+from headway.urls.canonical import host_key
 from headway.urls.scope import OptOut
 
 __all__ = ["CrawlSummary", "Node"]
@@ -74,6 +77,12 @@ PARSE_GRACE = 5.0
 RECORD_GRACE = 2.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
 _NATURAL_STOPS = frozenset({"finished", "max-pages"})
+#: Skip notes that drop a whole host, as the console names them.
+HOST_PROBLEMS = {
+    "opted-out": "in the opt-out list: its queued URLs are dropped",
+    "blocked-address": "its address is refused by the address guard: its URLs fail",
+    "robots-unreachable": "robots.txt unreachable too many times: its URLs fail",
+}
 
 
 class Node:
@@ -98,8 +107,8 @@ class Node:
         self.canon = canon_options(settings)
         self.quality = QualityBook()
         self.handlers = load_handlers()
-        self._use_seeds(self.seeds)
         self.counters = Counters()
+        self._use_seeds(self.seeds)
         self.token = product_token(settings.identity.user_agent)
         self._stop_reason: str | None = None
         self._stopped = asyncio.Event()
@@ -116,6 +125,7 @@ class Node:
     def _use_seeds(self, seeds: list[str]) -> None:
         """Scope, admission and settle rules for the crawl's seeds."""
         self.seeds = seeds
+        self.counters.book.seeds.use((url, host_key(url)) for url in seeds)
         quality = self.quality if self.settings.frontier.priority == "quality" else None
         self.scope, self.admission, self._rules = rules_for_seeds(
             seeds, self.settings, optout=self.optout, canon=self.canon, quality=quality
@@ -195,6 +205,7 @@ class Node:
             clock=self.clock,
             recrawl=parts.recrawl,
         )
+        self.console = Snapshotter(self._snapshot_parts(parts))
         self._monitoring = True
         if self.exporter is not None:
             # each scrape builds its own reading, on the event loop
@@ -281,6 +292,7 @@ class Node:
             helpers.append(tg.create_task(self.pipeline.settle_loop()))
             self.monitor = Monitor(self, self._stats_interval)
             helpers.append(tg.create_task(self.monitor.run()))
+            helpers.append(tg.create_task(self.console.run()))
             helpers.append(
                 tg.create_task(
                     self.leases.keep_alive(
@@ -363,6 +375,7 @@ class Node:
             crashpoints.reached(CrashPoint.STORE_CLOSED)
             self.metrics_file.write(self.statistics())
             self.metrics_file.close()
+            await self.console.final(self._stop_reason or "finished")
             if self.exporter is not None:
                 self.exporter.close()
 
@@ -397,6 +410,29 @@ class Node:
                 self.pipeline.leave()  # cancelled before the page reached a stage
                 raise
 
+    def _snapshot_parts(self, parts: NodeParts) -> SnapshotParts:
+        shared = parts.frontier if isinstance(parts.frontier, RedisFrontier) else None
+        s = self.settings
+        return SnapshotParts(
+            node_id=parts.node_id,
+            directory=parts.paths.root,
+            book=self.counters.book,
+            core=parts.scheduler.core,
+            worker=parts.fw,
+            frontier=parts.frontier,
+            stats=self.statistics,
+            cpu_seconds=lambda: process_cpu_seconds() + self.pool.cpu_seconds(),
+            rss_mib=current_rss_mib,
+            shards_held=(lambda: shared.shard_statistics().held) if shared else lambda: None,
+            publish=(lambda data: shared.publish_console(data, PUBLISH_TTL)) if shared else None,
+            host_budget=s.frontier.host_budget,
+            crawl={
+                "directory": str(parts.paths.root),
+                "store": shared.store_url if shared is not None else "",
+                "crawl_id": s.distributed.crawl_id if shared is not None else None,
+            },
+        )
+
     def _admit_documents(
         self, urls: Sequence[str], depth: int, via: str, fp: int | None, handler: str | None
     ) -> list[UrlEntry]:
@@ -417,6 +453,8 @@ class Node:
     async def _on_skip(self, lease: LeasedUrl, note: str, requeue_at: float | None) -> None:
         if note == ROBOTS_DISALLOWED:
             self.counters.robots_disallowed += 1
+        elif note in HOST_PROBLEMS:
+            self.counters.book.on_host_problem(lease.host, note, HOST_PROBLEMS[note], self.clock())
         await self.pipeline.to_store(SkippedUrl(lease, note, requeue_at))
 
     def _quality_gap(self, host: str) -> float:

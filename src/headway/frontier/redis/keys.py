@@ -12,6 +12,8 @@ Per crawl, tag ``{C}`` (one slot, small keys):
   every ``set_meta`` key as ``m:<key>``.
 - ``hw:{C}:nodes`` ZSET: N scored by its last heartbeat (unix time); live = recent.
 - ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
+- ``hw:{C}:console:N`` STRING with a TTL: the node's console snapshot (JSON, see
+  ``console/snapshot.py``), renewed every few seconds while the node runs.
 
 Per shard, tag ``{C:s}`` (every read-check-write of the frontier touches one shard, so
 each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Cluster):
@@ -90,6 +92,9 @@ class CrawlKeys:
 
     def node(self, node: str) -> str:
         return f"{PREFIX}:{{{self.crawl}}}:node:{node}"
+
+    def console(self, node: str) -> str:
+        return f"{PREFIX}:{{{self.crawl}}}:console:{node}"
 
     def shard(self, shard: int, name: str) -> str:
         return f"{PREFIX}:{{{self.crawl}:{shard}}}:{name}"
