@@ -30,3 +30,8 @@ class CrawlDirError(HeadwayError):
 
 class StoreError(HeadwayError):
     """A store (frontier, WARC, index) failed in a way the crawl cannot continue past."""
+
+
+class ControlError(HeadwayError):
+    """A control (pause, resume, stop, seeds, opt-out, host override) is invalid or has
+    no crawl to go to."""

@@ -41,9 +41,9 @@ from headway.frontier.store import LeasedUrl
 from headway.policy.held import HeldLeases, lease_count
 from headway.policy.hoststate import HostState, HostWait, restore, wait_of
 from headway.policy.outcome import Outcome
+from headway.policy.overrides import HostCeilings, HostOverride, OverrideBook, limit_params
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
 from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
-from headway.urls.domain import match_host, strip_port
 from headway.urls.scope import OptOut
 
 #: The note of a URL settled without a fetch because robots.txt disallows it.
@@ -149,9 +149,7 @@ class ScheduleCore:
         self.params = params
         self.robots = robots if robots is not None else RobotsCache()
         self._optout = optout
-        ceilings = params.host_ceilings
-        self._ceilings = {k: v for k, v in ceilings.items() if not k.startswith("*.")}
-        self._suffix = {k[2:]: v for k, v in ceilings.items() if k.startswith("*.")}
+        self._ceilings = HostCeilings(params.host_ceilings)
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
         self._in_heap: set[str] = set()
@@ -172,6 +170,7 @@ class ScheduleCore:
         self._frontier_next: float | None = None
         self.page_budget = page_budget
         self.paused = False
+        self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
 
     # -- limiters ----------------------------------------------------------------------
     def limiter(self, host: str) -> HostLimiter:
@@ -195,13 +194,16 @@ class ScheduleCore:
         return iter(self._limiters)
 
     def _params_for(self, host: str) -> HostLimitParams:
-        base = self.params.limits
-        if not self._ceilings and not self._suffix:
-            return base
-        ceiling = self._ceilings.get(host)  # a HOST:PORT entry
-        if ceiling is None:
-            ceiling = match_host(strip_port(host), self._ceilings, self._suffix)
-        return base if ceiling is None else dataclasses.replace(base, ceiling=ceiling)
+        base, ceiling = self.params.limits, self._ceilings.get(host)
+        base = base if ceiling is None else dataclasses.replace(base, ceiling=ceiling)
+        return limit_params(base, self.overrides.get(host))
+
+    def set_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
+        """Put an operator's per-host overrides in force (``policy/overrides.py``); a
+        known host's limiter takes its new delay and concurrency at once."""
+        for host in self.overrides.replace(overrides):
+            if host in self._limiters:
+                self._limiters[host].params = self._params_for(host)
 
     def _idle(self, host: str, lim: HostLimiter) -> bool:
         return (
@@ -444,14 +446,16 @@ class ScheduleCore:
 
     def _decide_host(self, host: str, now: float) -> str | None:
         """Append what ``host`` needs to the actions: "lease" when it needs a URL first."""
+        optout = self._optout is not None and self._optout.blocks(host)
+        stop = "opted-out" if optout else self.overrides.stop_reason(host)
+        if stop is not None:  # opted out, excluded or over its budget: final
+            self._final(host, stop)
+            return None
         lim = self.limiter(host)
         if not lim.can_start(now):
             self._push(host, lim.ready_at())
             return None
         held = self._held.first(host)
-        if self._optout is not None and self._optout.blocks(host):
-            self._final(host, "opted-out")
-            return None
         known = self.robots.get(host, now)
         if known is not None and known.kind is RobotsKind.BLOCKED:
             # the address guard refused the host's address: final, its URLs fail at once
@@ -484,6 +488,7 @@ class ScheduleCore:
             return None
         retry = held.attempts > 0
         self.page_budget -= 1
+        self.overrides.on_fetch(host)
         lim.on_start(now, retry=retry)
         self._active.add(host)
         self._push(host, lim.ready_at())

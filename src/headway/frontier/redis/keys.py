@@ -14,6 +14,8 @@ Per crawl, tag ``{C}`` (one slot, small keys):
 - ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
 - ``hw:{C}:console:N`` STRING with a TTL: the node's console snapshot (JSON, see
   ``console/snapshot.py``), renewed every few seconds while the node runs.
+- ``hw:{C}:controls`` LIST: the control log, one JSON record per control; a control's
+  sequence number is its 1-based position (``control/redis_log.py``).
 
 Per shard, tag ``{C:s}`` (every read-check-write of the frontier touches one shard, so
 each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Cluster):
@@ -89,6 +91,10 @@ class CrawlKeys:
     @property
     def nodes(self) -> str:
         return f"{PREFIX}:{{{self.crawl}}}:nodes"
+
+    @property
+    def controls(self) -> str:
+        return f"{PREFIX}:{{{self.crawl}}}:controls"
 
     def node(self, node: str) -> str:
         return f"{PREFIX}:{{{self.crawl}}}:node:{node}"
