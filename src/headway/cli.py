@@ -1,5 +1,5 @@
 """The command line: ``headway demo``, ``headway crawl``, ``headway node``,
-``headway status``, ``headway simweb``, ``headway bench``. Every setting of
+``headway status``, ``headway console``, ``headway simweb``, ``headway bench``. Every setting of
 ``headway.settings`` is a flag of ``crawl`` and ``node``."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ log = logging.getLogger("headway")
 
 _SHORT = {"out": "-o", "quiet": "-q"}
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "simweb", "bench")
+COMMANDS = ("demo", "crawl", "node", "status", "console", "simweb", "bench")
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("HEADWAY_CRAWL_ID"),
         help="the shared crawl's id (with a redis --store)",
     )
+    from headway.console.command import add_console_parser
+
+    add_console_parser(add_parser)
     sim = add_parser(
         "simweb",
         help="serve the simulated web for trying configurations",
@@ -233,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             return _crawl(args)
         if args.command == "status":
             return _status(args)
+        if args.command == "console":
+            from headway.console.command import console_command
+
+            return console_command(args)
         if args.command == "demo":
             from headway.demo import demo_command
 
@@ -414,13 +421,26 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
+    from headway.console.command import announce, node_console
     from headway.runtime.node import Node
     from headway.runtime.progress import Progress
 
     progress = Progress(enabled=not settings.output.quiet)
     every = progress.interval  # the monitor builds readings only for a display
     on_stats = progress.update if every is not None else None
-    node = Node(settings, seeds, optout=optout, on_stats=on_stats, stats_interval=every)
+    node: Node | None = None
+    console = node_console(settings, lambda: getattr(node, "console", None))
+    node = Node(
+        settings,
+        seeds,
+        optout=optout,
+        on_stats=on_stats,
+        stats_interval=every,
+        on_started=console[0].store_token if console is not None else None,
+    )
+    if console is not None:
+        await console[0].start()
+        announce(console[0], log.warning)
     loop = asyncio.get_running_loop()
     interrupts = 0
 
@@ -443,6 +463,9 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
         progress.stop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
+        if console is not None:
+            await console[0].stop()
+            await loop.run_in_executor(None, console[1])
 
 
 def _bench(args: argparse.Namespace) -> int:

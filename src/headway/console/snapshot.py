@@ -46,6 +46,8 @@ TOP = 20
 CONSOLE_FILE = "console.json"
 #: Seconds a node's snapshot lives in Redis without being renewed.
 PUBLISH_TTL = 30.0
+#: Orders of a host search.
+SORTS = ("pages", "errors", "gap", "host")
 #: Version of the snapshot's JSON (``version``); readers accept older ones.
 VERSION = 1
 
@@ -228,6 +230,43 @@ class Snapshotter:
             "seeds": {"total": book.seeds.total, "rows": book.seeds.rows(robots, pages)},
             "problems": [pr.to_json() for pr in book.problems.recent()],
         }
+
+    async def search(self, q: str, sort: str, limit: int) -> list[dict[str, Any]]:
+        """Hosts whose name contains ``q`` (any case), the first ``limit`` by ``sort``
+        (one of ``SORTS``), as host rows."""
+        p = self.parts
+        q = q.lower()
+        tallies = p.book.hosts.hosts
+        names = {h for h in tallies if q in h}
+        names.update(h for h in p.core.known_hosts() if q in h)
+        if sort == "host":
+            chosen = sorted(names)[:limit]
+        elif sort == "gap":
+            gaps = p.core.host_stats(names)
+            chosen = heapq.nlargest(limit, names, key=lambda h: gaps[h].gap if h in gaps else -1)
+        elif sort == "errors":
+            chosen = heapq.nlargest(
+                limit, names, key=lambda h: tallies[h].error_count if h in tallies else 0
+            )
+        else:
+            chosen = heapq.nlargest(
+                limit, names, key=lambda h: tallies[h].pages if h in tallies else 0
+            )
+        counts = await p.worker.call(p.frontier.host_counts, chosen)
+        lims = p.core.host_stats(chosen)
+        now = time.time()
+        return [
+            host_row(
+                h,
+                tallies.get(h),
+                lims.get(h),
+                counts.get(h),
+                robots_text(p.core, h, now),
+                p.host_budget,
+                now,
+            )
+            for h in chosen
+        ]
 
     def _candidates(self, stats: NodeStats) -> set[str]:
         """Hosts that may be in a top list: the most fetched, the most failing, and the
