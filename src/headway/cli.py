@@ -1,6 +1,8 @@
 """The command line: ``headway demo``, ``headway crawl``, ``headway node``,
-``headway status``, ``headway console``, ``headway simweb``, ``headway bench``. Every setting of
-``headway.settings`` is a flag of ``crawl`` and ``node``."""
+``headway status``, ``headway console``, ``headway report``, the controls (``headway
+pause``, ``resume``, ``stop``, ``seed``, ``opt-out``, ``host``), ``headway simweb``,
+``headway bench``. Every setting of ``headway.settings`` is a flag of ``crawl`` and
+``node``."""
 
 from __future__ import annotations
 
@@ -28,7 +30,22 @@ log = logging.getLogger("headway")
 
 _SHORT = {"out": "-o", "quiet": "-q"}
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "console", "simweb", "bench")
+COMMANDS = (
+    "demo",
+    "crawl",
+    "node",
+    "status",
+    "console",
+    "report",
+    "pause",
+    "resume",
+    "stop",
+    "seed",
+    "opt-out",
+    "host",
+    "simweb",
+    "bench",
+)
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     from headway.console.command import add_console_parser
 
     add_console_parser(add_parser)
+    from headway.control.commands import add_control_parsers
+    from headway.report.command import add_report_parser
+
+    add_report_parser(add_parser)
+    add_control_parsers(add_parser)
     sim = add_parser(
         "simweb",
         help="serve the simulated web for trying configurations",
@@ -240,6 +262,14 @@ def main(argv: list[str] | None = None) -> int:
             from headway.console.command import console_command
 
             return console_command(args)
+        if args.command == "report":
+            from headway.report.command import report_command
+
+            return report_command(args)
+        if args.command in ("pause", "resume", "stop", "seed", "opt-out", "host"):
+            from headway.control.commands import control_command
+
+            return control_command(args)
         if args.command == "demo":
             from headway.demo import demo_command
 

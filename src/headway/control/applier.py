@@ -136,6 +136,10 @@ class ControlApplier:
         if controls:
             await self._apply(self._state, fold(self._state, controls, node=self._node))
 
+    def close(self) -> None:
+        """Close the control log (the node stops)."""
+        self._log.close()
+
     def statistics(self) -> ControlStats:
         s = self._state
         return ControlStats(

@@ -39,7 +39,7 @@ class ControlState:
     stop: Control | None = None
     seeds: tuple[str, ...] = ()
     optout: tuple[str, ...] = ()
-    hosts: Mapping[str, HostOverride] = field(default=_EMPTY, hash=False)
+    hosts: Mapping[str, HostOverride] = field(default_factory=lambda: _EMPTY, hash=False)
 
 
 def fold(state: ControlState, controls: Iterable[Control], *, node: str | None) -> ControlState:

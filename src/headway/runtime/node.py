@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 
 from headway import __version__, crashpoints
 from headway.console.snapshot import PUBLISH_TTL, SnapshotParts, Snapshotter
+from headway.control.applier import ControlApplier
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
 from headway.frontier.redis import RedisFrontier
@@ -38,6 +39,7 @@ from headway.policy.robots import (
 )
 from headway.policy.schedule import ROBOTS_DISALLOWED
 from headway.runtime.components import canon_options
+from headway.runtime.controls import start_controls
 from headway.runtime.factory import NodeParts, build_node_parts
 from headway.runtime.factory import lease_seconds as lease_seconds_of
 from headway.runtime.fetchjobs import PageFetch, RobotsFetch
@@ -100,7 +102,7 @@ class Node:
         self.clock = clock  # wall-clock seconds for politeness, leases and settling
         self.settings = settings
         self.seeds = list(seeds)
-        self.optout = optout
+        self.optout = optout if optout is not None else OptOut(())  # controls add to it
         self.on_stats = on_stats  # called with a statistics reading every stats_interval s
         self._stats_interval = stats_interval
         self.on_started = on_started  # called once start-up is over, before the first fetch
@@ -121,6 +123,8 @@ class Node:
         self.requeued_at_stop = 0  # fetched pages a stop put back unparsed (summary)
         self._fetcher: Fetcher | None = None  # while the pipeline runs
         self._shared: RedisFrontier | None = None  # the shared store, in a shared crawl
+        self._born = time.time()  # a stop control recorded before this is not for this run
+        self.controls: ControlApplier | None = None
 
     def _use_seeds(self, seeds: list[str]) -> None:
         """Scope, admission and settle rules for the crawl's seeds."""
@@ -225,6 +229,9 @@ class Node:
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
+        self.controls = await start_controls(
+            parts, self.settings, self.admission, self.optout, self.request_stop, self._born
+        )
         self._page_budget = parts.page_budget
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
@@ -280,6 +287,7 @@ class Node:
             recrawl=self.recrawl.statistics() if self.recrawl is not None else None,
             requeued_at_stop=self.requeued_at_stop,
             robots_disallowed=self.counters.robots_disallowed,
+            optout_dropped=self.controls.statistics().optout_dropped if self.controls else 0,
         )
 
     async def _pipeline_run(self) -> None:
@@ -301,6 +309,8 @@ class Node:
                 )
             )
             helpers.append(tg.create_task(self.scheduler.run()))
+            assert self.controls is not None  # started by _run
+            helpers.append(tg.create_task(self.controls.run()))
             await self._stopped.wait()
             self.scheduler.stop()
             if self._stop_reason in _NATURAL_STOPS:
@@ -380,6 +390,8 @@ class Node:
                 self.exporter.close()
 
     async def _close_frontier(self) -> FrontierCounts:
+        if self.controls is not None:
+            self.controls.close()
         try:
             counts: FrontierCounts = await self.fw.call(self.frontier.counts)
             await self.fw.call(self.frontier.close)

@@ -241,6 +241,12 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         ),
         ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items()) if v) or "none"),
         (
+            "dropped by opt-out",
+            f"{summary.optout_dropped} queued URLs (opt-out controls)"
+            if summary.optout_dropped
+            else "none",
+        ),
+        (
             "not admitted",
             ", ".join(f"{k} {v}" for k, v in sorted(summary.admission_rejected.items())) or "none",
         ),
@@ -265,6 +271,11 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
             + (
                 f", {summary.requeued_at_stop} not parsed at the stop and queued again"
                 if summary.requeued_at_stop
+                else ""
+            )
+            + (
+                f", {summary.optout_dropped} dropped by opt-out controls"
+                if summary.optout_dropped
                 else ""
             )
         )

@@ -11,7 +11,8 @@ for the first time); a ``Wait`` sleeps until the earliest ready time or an event
 of the scheduler. Only this scheduler schedules the hosts this node may schedule, so
 politeness needs no coordination between slots.
 
-Steering: ``pause()`` / ``resume()`` (quota), ``stop()`` (no job after it; every waiting
+Steering: ``pause()`` / ``resume()`` (quota, controls), ``set_overrides()`` (per-host
+overrides), ``stop()`` (no job after it; every waiting
 slot gets None); the page budget is given at construction. After ``stop()`` or once the
 budget is spent, ``next_job()`` returns None.
 """
@@ -30,6 +31,7 @@ from headway.frontier.store import FrontierStore, LeasedUrl
 from headway.policy import hoststate
 from headway.policy.hoststate import HostState
 from headway.policy.outcome import Outcome
+from headway.policy.overrides import HostOverride
 from headway.policy.politeness import HostLimiter, HostLimitParams
 from headway.policy.robots import RobotsCache, RobotsRules, robots_state
 from headway.policy.schedule import (
@@ -128,6 +130,11 @@ class Scheduler:
         return self.core.robots
 
     @property
+    def clock(self) -> Callable[[], float]:
+        """The wall clock the scheduler reads."""
+        return self._clock
+
+    @property
     def stopping(self) -> bool:
         return self._stopping
 
@@ -179,6 +186,11 @@ class Scheduler:
         """No job after this: every waiting slot, and every later ``next_job``, gets None."""
         self._stopping = True
         self._release_waiters()
+        self._event.set()
+
+    def set_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
+        """Put an operator's per-host overrides in force (``policy/overrides.py``)."""
+        self.core.set_overrides(overrides)
         self._event.set()
 
     def wake(self) -> None:

@@ -12,7 +12,7 @@ from headway.runtime.stats import RecrawlStats
 
 @dataclass(frozen=True, slots=True)
 class CrawlSummary:
-    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted
+    stopped_by: str  # finished, max-pages, max-duration, max-bytes, interrupted, stop-control
     resumed: bool
     seconds: float
     cpu_seconds: float  # this process (all threads) plus its parser processes, this run
@@ -29,6 +29,7 @@ class CrawlSummary:
     recrawl: RecrawlStats | None = None  # with --recrawl
     requeued_at_stop: int = 0  # fetched pages a stop put back unparsed (fetched again later)
     robots_disallowed: int = 0  # URLs not fetched this run: robots.txt disallows them
+    optout_dropped: int = 0  # queued URLs dropped by opt-out controls (this run)
 
 
 def process_cpu_seconds() -> float:

@@ -82,7 +82,8 @@ class OptOut:
     """Domains whose owners asked not to be crawled; subdomains are covered too.
 
     Entries are normalized with :func:`normalize_domain`; entries that are not domains
-    are ignored here (:func:`load_optout` reports them with line numbers).
+    are ignored here (:func:`load_optout` reports them with line numbers). The list only
+    grows (``add``: an operator's opt-out control while the crawl runs).
     """
 
     __slots__ = ("_domains",)
@@ -94,6 +95,19 @@ class OptOut:
             if n is not None:
                 found.add(n)
         self._domains = frozenset(found)
+
+    def add(self, domain: str) -> bool:
+        """Opt ``domain`` out from now on (an operator's control while the crawl runs);
+        False when it is not a domain or was already in the list."""
+        d = normalize_domain(domain)
+        if d is None or d in self._domains:
+            return False
+        self._domains = self._domains | {d}
+        return True
+
+    @property
+    def domains(self) -> frozenset[str]:
+        return self._domains
 
     def blocks(self, host: str) -> bool:
         """Whether ``host`` (may carry ``:port``) is, or is under, an opted-out domain."""
@@ -182,7 +196,7 @@ class Scope:
         self._exclude = _compile(rules.exclude, "scope.exclude")
         self._max_depth = rules.max_depth
         self._max_len = rules.max_url_length
-        self._optout = optout if optout is not None and len(optout) else None
+        self._optout = optout  # may grow while the crawl runs (``opted_out``)
         self._host_verdicts: dict[str, object] = {}
 
     @classmethod
@@ -236,6 +250,10 @@ class Scope:
             self._host_verdicts.clear()
             self._hosts.add(h)
             self._domains.add(registered_domain(h))
+
+    def opted_out(self) -> None:
+        """The opt-out list grew: decide every host again."""
+        self._host_verdicts.clear()
 
     @property
     def seed_hosts(self) -> frozenset[str]:
