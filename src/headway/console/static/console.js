@@ -79,7 +79,8 @@
     cap.dataset.base = base;
     if (!points.length) { cap.textContent = base + " (no data yet)"; return; }
     const t1 = points[points.length - 1][0];
-    const t0 = Math.min(points[0][0], t1 - 3600);
+    // the last hour, or less while the crawl is young (at least ten minutes wide)
+    const t0 = Math.min(Math.max(points[0][0], t1 - 3600), t1 - 600);
     const vmax = Math.max(...points.map((p) => p[1]), 1e-9);
     const x = (t) => ((t - t0) / Math.max(1, t1 - t0)) * W;
     const y = (v) => H - 4 - (v / vmax) * (H - 10);
