@@ -90,7 +90,7 @@ class Browser:
             await asyncio.sleep(0.05)
         url = f"ws://127.0.0.1:{lines[0]}{lines[1]}"
         self._session = aiohttp.ClientSession()
-        self._ws = await self._session.ws_connect(url, max_msg_size=0, timeout=10)
+        self._ws = await self._session.ws_connect(url, max_msg_size=0)
         self._reader = asyncio.create_task(self._read())
         return self
 
