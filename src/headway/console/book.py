@@ -36,29 +36,34 @@ class HostTally:
 
     pages: int = 0
     bytes: int = 0
+    error_count: int = 0
     errors: dict[str, int] = field(default_factory=dict)  # by outcome
-
-    @property
-    def error_count(self) -> int:
-        return sum(self.errors.values())
 
 
 class HostBook:
-    """Per-host counters of this run, for at most ``max_hosts`` hosts."""
+    """Per-host counters of this run, for at most ``max_hosts`` hosts. ``changed``
+    holds the hosts counted since the reader last cleared it, and ``evictions`` counts
+    the hosts forgotten: as counters only grow, the top hosts now are among the top
+    hosts before and the hosts changed since, unless a host was forgotten."""
 
     def __init__(self, max_hosts: int = MAX_HOSTS) -> None:
         self.max_hosts = max_hosts
         self.hosts: dict[str, HostTally] = {}
+        self.changed: set[str] = set()
+        self.evictions = 0
 
     def on_page(self, host: str, outcome: str, nbytes: int) -> HostTally:
         tally = self.hosts.get(host)
         if tally is None:
             if len(self.hosts) >= self.max_hosts:
                 del self.hosts[next(iter(self.hosts))]
+                self.evictions += 1
             tally = self.hosts[host] = HostTally()
         tally.pages += 1
         tally.bytes += nbytes
+        self.changed.add(host)
         if outcome not in OK_OUTCOMES:
+            tally.error_count += 1
             tally.errors[outcome] = tally.errors.get(outcome, 0) + 1
         return tally
 

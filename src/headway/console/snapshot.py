@@ -42,10 +42,14 @@ log = logging.getLogger(__name__)
 SNAPSHOT_EVERY = 2.0
 #: Hosts in each top list.
 TOP = 20
+#: Snapshots between two rankings of every host counted (see ``_candidates``).
+FULL_EVERY = 30
 #: The snapshot file in the crawl directory.
 CONSOLE_FILE = "console.json"
 #: Seconds a node's snapshot lives in Redis without being renewed.
 PUBLISH_TTL = 30.0
+#: Hosts a search looks at between two turns of the event loop.
+SEARCH_SLICE = 2000
 #: Orders of a host search.
 SORTS = ("pages", "errors", "gap", "host")
 #: Version of the snapshot's JSON (``version``); readers accept older ones.
@@ -126,6 +130,9 @@ class Snapshotter:
         self.built = 0  # snapshots built
         self._cpu: tuple[float, float] | None = None  # (monotonic, cpu seconds)
         self._budget_shed = 0
+        self._top_pages: set[str] = set()
+        self._top_errors: set[str] = set()
+        self._evictions = 0
         self._load_history()
 
     def _load_history(self) -> None:
@@ -233,25 +240,33 @@ class Snapshotter:
 
     async def search(self, q: str, sort: str, limit: int) -> list[dict[str, Any]]:
         """Hosts whose name contains ``q`` (any case), the first ``limit`` by ``sort``
-        (one of ``SORTS``), as host rows."""
+        (one of ``SORTS``), as host rows. What reads the node's state runs on its event
+        loop in slices of ``SEARCH_SLICE`` hosts and the ordering in a thread, so that a
+        search of many hosts never holds the crawl for long."""
         p = self.parts
         q = q.lower()
         tallies = p.book.hosts.hosts
-        names = {h for h in tallies if q in h}
-        names.update(h for h in p.core.known_hosts() if q in h)
-        if sort == "host":
-            chosen = sorted(names)[:limit]
-        elif sort == "gap":
-            gaps = p.core.host_stats(names)
-            chosen = heapq.nlargest(limit, names, key=lambda h: gaps[h].gap if h in gaps else -1)
-        elif sort == "errors":
-            chosen = heapq.nlargest(
-                limit, names, key=lambda h: tallies[h].error_count if h in tallies else 0
-            )
-        else:
-            chosen = heapq.nlargest(
-                limit, names, key=lambda h: tallies[h].pages if h in tallies else 0
-            )
+        names: set[str] = set()
+        for pool in (list(tallies), list(p.core.known_hosts())):
+            for i in range(0, len(pool), SEARCH_SLICE):
+                names.update(h for h in pool[i : i + SEARCH_SLICE] if q in h)
+                await asyncio.sleep(0)
+        found = list(names)
+        items: list[tuple[str, float]] = []
+        for i in range(0, len(found), SEARCH_SLICE):
+            part = found[i : i + SEARCH_SLICE]
+            if sort == "gap":
+                gaps = p.core.host_gaps(part)
+                items.extend((h, gaps.get(h, -1.0)) for h in part)
+            elif sort in ("pages", "errors"):
+                field = "pages" if sort == "pages" else "error_count"
+                items.extend(
+                    (h, getattr(tallies[h], field) if h in tallies else -1.0) for h in part
+                )
+            else:
+                items.extend((h, 0.0) for h in part)
+            await asyncio.sleep(0)
+        chosen = await asyncio.to_thread(_first, items, limit, by_name=sort == "host")
         counts = await p.worker.call(p.frontier.host_counts, chosen)
         lims = p.core.host_stats(chosen)
         now = time.time()
@@ -270,11 +285,21 @@ class Snapshotter:
 
     def _candidates(self, stats: NodeStats) -> set[str]:
         """Hosts that may be in a top list: the most fetched, the most failing, and the
-        scheduler's most throttled."""
-        tallies = self.parts.book.hosts.hosts
-        out = set(heapq.nlargest(TOP, tallies, key=lambda h: tallies[h].pages))
-        failing = (h for h, t in tallies.items() if t.errors)
-        out.update(heapq.nlargest(TOP, failing, key=lambda h: tallies[h].error_count))
+        scheduler's most throttled. The tops are kept from one snapshot to the next and
+        only the hosts counted since are ranked against them (``HostBook``); all hosts
+        are ranked again after a host was forgotten and every ``FULL_EVERY`` snapshots."""
+        book = self.parts.book.hosts
+        tallies = book.hosts
+        full = book.evictions != self._evictions or self.built % FULL_EVERY == 0
+        self._evictions = book.evictions
+        pool = set(tallies) if full else (self._top_pages | self._top_errors | book.changed)
+        book.changed.clear()
+        pool.intersection_update(tallies)
+        pages = heapq.nlargest(TOP, pool, key=lambda h: tallies[h].pages)
+        failing = (h for h in pool if tallies[h].error_count)
+        errors = heapq.nlargest(TOP, failing, key=lambda h: tallies[h].error_count)
+        self._top_pages, self._top_errors = set(pages), set(errors)
+        out = self._top_pages | self._top_errors
         out.update(h.host for h in stats.scheduler.throttled[:TOP])
         return out
 
@@ -293,6 +318,13 @@ class Snapshotter:
                     f"reached --host-budget {budget}: its further URLs are shed",
                     now,
                 )
+
+
+def _first(items: list[tuple[str, float]], limit: int, *, by_name: bool) -> list[str]:
+    """The ``limit`` first hosts: by name, or by the largest key (then by name)."""
+    if by_name:
+        return heapq.nsmallest(limit, (h for h, _ in items))
+    return [h for h, _ in heapq.nlargest(limit, items, key=lambda it: (it[1], it[0]))]
 
 
 def top_lists(rows: Collection[dict[str, Any]], top: int = TOP) -> dict[str, list[dict[str, Any]]]:
