@@ -58,8 +58,8 @@ class Hooks:
         self.calls.append(("seeds", tuple(urls)))
         return len(urls)
 
-    async def opt_out(self, domain: str) -> int:
-        self.calls.append(("opt-out", domain))
+    async def opt_out(self, domains: Sequence[str]) -> int:
+        self.calls.append(("opt-out", tuple(domains)))
         return 7
 
     def set_host_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
@@ -81,7 +81,7 @@ async def test_start_applies_the_state_of_the_log_but_not_an_old_stop() -> None:
     await applier.start()
     assert hooks.calls == [
         ("hosts", {"h.example": HostOverride(delay=4.0)}),
-        ("opt-out", "o.example"),
+        ("opt-out", ("o.example",)),
         ("seeds", ("https://a.example/",)),
         ("pause", None),
     ]

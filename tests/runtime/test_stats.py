@@ -158,3 +158,29 @@ def test_rate_follows_a_stop_within_the_window() -> None:
     # no page for a whole window: the rate is 0, and few readings are kept
     assert counters.statistics(in_flight=0, mono=20.0 + RATE_WINDOW + 1).pages_per_second == 0
     assert len(counters._marks) <= RATE_WINDOW / 0.5 + 2
+
+
+def test_the_control_section_round_trips_and_a_bad_override_is_left_out() -> None:
+    from dataclasses import replace
+
+    from headway.control.applier import ControlStats
+    from headway.policy.overrides import HostOverride
+
+    control = ControlStats(
+        seq=7,
+        paused=True,
+        seeds_added=2,
+        optout_domains=1,
+        optout_dropped=40,
+        overrides={
+            "a.example": HostOverride(delay=2.0),
+            "b.example:81": HostOverride(exclude=True),
+        },
+    )
+    stats = replace(_sample_stats(), control=control)
+    obj = json.loads(json.dumps(stats.to_json()))
+    decoded = from_json(obj)
+    assert decoded.complete and decoded.stats == stats
+    obj["control"]["overrides"]["bad.example"] = {"delay": -5}
+    obj["control"]["overrides"]["worse.example"] = "fast"
+    assert dict(from_json(obj).stats.control.overrides) == dict(control.overrides)

@@ -54,8 +54,8 @@ class ControlHooks(Protocol):
         """Put ``urls`` in the crawl's seeds (scope) and admit them; how many were new."""
         ...
 
-    async def opt_out(self, domain: str) -> int:
-        """Refuse ``domain`` from now on and drop its queued URLs; how many were dropped."""
+    async def opt_out(self, domains: Sequence[str]) -> int:
+        """Refuse ``domains`` from now on and drop their queued URLs; how many were dropped."""
         ...
 
     def set_host_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
@@ -165,10 +165,14 @@ class ControlApplier:
         if new.hosts != old.hosts:
             self._hooks.set_host_overrides(new.hosts)
             log.info("host overrides in force: %d", len(new.hosts))
-        for domain in new.optout[len(old.optout) :]:
-            dropped = await self._hooks.opt_out(domain)
+        domains = new.optout[len(old.optout) :]
+        if domains:
+            dropped = await self._hooks.opt_out(domains)
             self._dropped += dropped
-            log.warning("opt-out %s: %d queued URLs dropped", domain, dropped)
+            shown = ", ".join(domains[:5]) + (
+                f" and {len(domains) - 5} more" if len(domains) > 5 else ""
+            )
+            log.warning("opt-out %s: %d queued URLs dropped", shown, dropped)
         added = new.seeds[len(old.seeds) :]
         if added:
             n = await self._hooks.add_seeds(added)

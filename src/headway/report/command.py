@@ -6,8 +6,9 @@ read without disturbing a running crawl.
   and the URLs its opt-out controls dropped. Its seeds are the crawl log's depth-0 URLs
   that no page led to (the seeds file itself is not kept in the directory).
 - A shared crawl (``--store``, ``--crawl-id``): what Redis holds: the crawl's stored
-  seeds, the frontier's counts, the control log, the URLs opt-out controls dropped, and
-  the statistics each live node last published (nodes that stopped publish nothing).
+  seeds (and those add-seeds controls gave, as given), the frontier's counts, the
+  control log, the URLs opt-out controls dropped, and the statistics each live node
+  last published (nodes that stopped publish nothing).
   The crawl logs stay in each node's directory: hosts, MIME types, response codes and
   the seeds' first fetches and reach come from the node directories given with
   ``--logs DIR`` (those on this machine), and the report says when none is given.
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from headway.control.commands import add_crawl_args
-from headway.control.log import Control
+from headway.control.log import Control, ControlKind
 from headway.control.target import CrawlRef, frontier_file, open_control_log
 from headway.errors import ControlError, StoreError
 from headway.frontier.store import FrontierCounts
@@ -102,11 +103,16 @@ def read_report(ref: CrawlRef, *, logs: list[Path] | None = None) -> Any:
     if bad:
         notes.append(f"{bad} crawl log lines could not be read and were skipped")
     notes.append("nodes: the live nodes' last published statistics (stopped nodes publish none)")
+    controls = _controls(ref)
+    shared_seeds = [str(s) for s in shared["seeds"]]
+    for c in controls:  # seeds added by controls, as given
+        if c.kind is ControlKind.ADD_SEEDS:
+            shared_seeds += [u for u in c.args.get("urls", ()) if u not in shared_seeds]
     return builder.build(
         source=shared["source"],
-        seeds=shared["seeds"],
+        seeds=shared_seeds,
         frontier=shared["counts"],
-        controls=_controls(ref),
+        controls=controls,
         extra=shared["extra"],
         notes=notes,
         nodes=shared["nodes"],

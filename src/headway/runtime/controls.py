@@ -96,14 +96,15 @@ class NodeControls:
             self._scheduler.wake()
         return added.added
 
-    async def opt_out(self, domain: str) -> int:
-        self._optout.add(domain)
+    async def opt_out(self, domains: Sequence[str]) -> int:
+        for domain in domains:
+            self._optout.add(domain)
         self._admission.scope.opted_out()
-        one = OptOut([domain])
+        these = OptOut(domains)
         hosts = await self._fw.call(self._frontier.ready_hosts, _EVER, 10**9)
         dropped = 0
         for host, _ in hosts:
-            if one.blocks(host):
+            if these.blocks(host):
                 dropped += await self._fw.call(self._frontier.drop_host, host, "opted-out")
         if dropped:
             key = OPTOUT_DROPPED_META + self._frontier.node_id

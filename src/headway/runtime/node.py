@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 from headway import __version__, crashpoints
 from headway.console.snapshot import PUBLISH_TTL, SnapshotParts, Snapshotter
-from headway.control.applier import ControlApplier
+from headway.control.applier import ControlApplier, ControlStats
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
 from headway.frontier.redis import RedisFrontier
@@ -539,4 +539,5 @@ class Node:
             leases=self.leases.statistics(),
             recrawl=self.recrawl.statistics() if self.recrawl is not None else RecrawlStats(),
             software=f"headway/{__version__}",
+            control=self.controls.statistics() if self.controls else ControlStats(),
         )

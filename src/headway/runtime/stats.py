@@ -18,7 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from headway.control.applier import ControlStats
 from headway.frontier.store import SHED_REASONS, FrontierCounts
+from headway.policy.overrides import HostOverride
 from headway.runtime.stage import StageStats
 
 #: Outcomes that are not errors (``FetchStats.errors`` counts the others).
@@ -135,6 +137,7 @@ class NodeStats:
     leases: LeaseStats = LeaseStats()
     recrawl: RecrawlStats = RecrawlStats()
     software: str = ""
+    control: ControlStats = field(default_factory=ControlStats)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of docs/metrics.md (``metrics.jsonl``, heartbeat, bench)."""
@@ -223,6 +226,22 @@ class NodeStats:
                 "scheduled": self.recrawl.scheduled,
             },
             "software": self.software,
+            "control": {
+                "seq": self.control.seq,
+                "paused": self.control.paused,
+                "seeds_added": self.control.seeds_added,
+                "optout_domains": self.control.optout_domains,
+                "optout_dropped": self.control.optout_dropped,
+                "overrides": {
+                    host: {
+                        "delay": o.delay,
+                        "budget": o.budget,
+                        "concurrency": o.concurrency,
+                        "exclude": o.exclude,
+                    }
+                    for host, o in self.control.overrides.items()
+                },
+            },
         }
 
 
@@ -285,6 +304,10 @@ class _Fields:
         return [
             _Fields(x, f"{self._path}{key}[{i}].", self._missing) for i, x in enumerate(v or [])
         ]
+
+    def raw(self) -> Mapping[str, Any]:
+        """The object itself (for maps keyed by data, e.g. host names)."""
+        return self._obj
 
     def has(self, key: str) -> bool:
         return isinstance(self._obj.get(key), Mapping) and bool(self._obj.get(key))
@@ -359,6 +382,7 @@ def from_json(obj: object) -> Decoded:
     st = top.sub("store")
     le = top.sub("leases")
     rc = top.sub("recrawl")
+    co = top.sub("control")
     stats = NodeStats(
         time=top.float_("time"),
         elapsed=top.float_("elapsed"),
@@ -380,5 +404,31 @@ def from_json(obj: object) -> Decoded:
             rc.int_("scheduled"),
         ),
         software=top.str_("software"),
+        control=ControlStats(
+            seq=co.int_("seq"),
+            paused=co.bool_("paused"),
+            seeds_added=co.int_("seeds_added"),
+            optout_domains=co.int_("optout_domains"),
+            optout_dropped=co.int_("optout_dropped"),
+            overrides=_overrides(co.sub("overrides")),
+        ),
     )
     return Decoded(stats, tuple(missing))
+
+
+def _overrides(f: _Fields) -> dict[str, HostOverride]:
+    """The host overrides of a record; a malformed one is left out (never a crash)."""
+    out: dict[str, HostOverride] = {}
+    for host, v in f.raw().items():
+        if not isinstance(v, Mapping):
+            continue
+        try:
+            out[str(host)] = HostOverride(
+                delay=v.get("delay"),
+                budget=v.get("budget"),
+                concurrency=v.get("concurrency"),
+                exclude=v.get("exclude") is True,
+            )
+        except (TypeError, ValueError):
+            continue
+    return out
