@@ -235,7 +235,8 @@ def crawl_once(seeds: Path, tmp: Path, pages: int, gap: float, console: bool) ->
     if console:
         poller.start()
     usage = run.wait(600)
-    poller.stop()
+    if console:
+        poller.stop()
     last = json.loads((out / "metrics.jsonl").read_text().splitlines()[-1])
     if console and poller.reads < 3:
         print(f"   (the console was read only {poller.reads} times)")
