@@ -27,7 +27,8 @@ def test_problems_keep_the_last_ones_and_each_host_problem_once() -> None:
     budget = Problem(9.0, "host-budget", "big.test", "", "reached --host-budget 5")
     assert problems.add_once(budget) is True
     assert problems.add_once(budget) is False
-    assert [p.kind for p in problems.recent()].count("host-budget") == 1
+    assert [p.kind for p in problems.hosts()] == ["host-budget"]
+    assert problems.recent()[0].url == "http://h/4"  # host problems kept apart
 
 
 def test_history_is_one_point_per_step_for_a_bounded_span() -> None:

@@ -31,13 +31,16 @@ from tests.integration.helpers import UA, ThreadedSimWeb, page_requests
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 SECRET = "hunter2secret"
+#: --host-budget of the one-node crawl: reached within seconds (links are admitted
+#: faster than pages are fetched)
+BUDGET = 200
 #: Seconds the server's log is watched for requests while the crawl is paused.
 QUIET = 3.0
 
 
-def _spec() -> SimWebSpec:
+def _spec(links: int = 6) -> SimWebSpec:
     # enough pages that the crawl is still running when the test is done with it
-    return SimWebSpec(hosts=4, host_spec=HostSpec(pages=400, links_per_page=6), seed=11)
+    return SimWebSpec(hosts=4, host_spec=HostSpec(pages=400, links_per_page=links), seed=11)
 
 
 @pytest.fixture
@@ -118,11 +121,14 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 async def test_one_node_console_in_a_browser(browser: Browser, tmp_path: Path) -> None:
     seeds = tmp_path / "seeds.txt"
     port = free_port()
-    with ThreadedSimWeb(_spec()) as web:
+    with ThreadedSimWeb(_spec(links=40)) as web:  # hosts reach BUDGET in a few pages
         seeds.write_text("\n".join(web.seeds()) + "\n")
         out = tmp_path / "crawl"
         argv = headway_argv(
-            out, "--delay", "0.2", "--console-port", str(port), user_agent=UA, seeds=seeds
+            out,
+            *("--delay", "0.25", "--console-port", str(port), "--host-budget", str(BUDGET)),
+            user_agent=UA,
+            seeds=seeds,
         )
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
@@ -134,6 +140,13 @@ async def test_one_node_console_in_a_browser(browser: Browser, tmp_path: Path) -
             await page.wait_for("document.getElementById('state').textContent === 'running'")
             assert await page.evaluate("document.querySelectorAll('#nodes tr[data-node]').length")
             assert await page.evaluate("document.querySelectorAll('#hosts tbody tr').length") == 4
+
+            # a host out of its budget is named with the flag
+            await page.wait_for(
+                "document.getElementById('host-problems').textContent"
+                f".includes('reached --host-budget {BUDGET}')",
+                10,
+            )
 
             requested = await _pause_and_check_quiet(page, web)
             # the figures shown are the crawl's own (console.json in its directory) and
@@ -164,6 +177,25 @@ async def test_one_node_console_in_a_browser(browser: Browser, tmp_path: Path) -
             err = proc.stderr.read().decode(errors="replace")
             proc.stderr.close()
         assert f"console on http://127.0.0.1:{port}/" in err
+        # the finished crawl's directory, shown by headway console DIR
+        port2 = free_port()
+        shown = subprocess.Popen(
+            [sys.executable, "-m", "headway.cli", "console", str(out), "--port", str(port2)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            state = await _wait_api(port2, lambda s: bool(s["nodes"]), "the crawl directory")
+            assert state["state"] == f"stopped ({STOPPED_BY_CONTROL})"
+            assert state["now"]["pages"] == final["stats"]["frontier"]["done"]
+            found = await _api(port2, "/api/hosts?q=sim&sort=host")
+            hosts = sorted(f"{h}:{web.port}" for h in web.hosts)
+            assert [h["host"] for h in found["hosts"]] == hosts  # from the frontier file
+            assert all(h["admitted"] >= BUDGET for h in found["hosts"])
+        finally:
+            _stop(shown)
+            assert shown.stdout is not None
+            shown.stdout.close()
 
 
 async def test_two_nodes_on_redis_in_a_browser(

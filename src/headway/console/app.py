@@ -239,7 +239,9 @@ class ConsoleServer:
         host: str = "127.0.0.1",
         port: int = 8787,
         token_dir: Path | None = None,
+        port_name: str = "console.console_port",
     ) -> None:
+        self.port_name = port_name
         self.host = host
         self.port = port
         loopback = is_loopback(host)
@@ -271,7 +273,7 @@ class ConsoleServer:
         except OSError as exc:
             await runner.cleanup()
             raise ConfigError(
-                "console.console_port",
+                self.port_name,
                 f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}",
             ) from None
         if self.port == 0 and runner.addresses:

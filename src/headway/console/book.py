@@ -94,11 +94,12 @@ class Problem:
 
 
 class Problems:
-    """The last ``PROBLEMS`` problems, newest last; a host-level problem is kept once
-    per (host, kind) for the run (a bounded set of the ones already noted)."""
+    """The last ``size`` page problems and, apart, the last ``size`` host-level problems
+    (each (host, kind) once for the run, remembered in a bounded set), newest first."""
 
     def __init__(self, size: int = PROBLEMS) -> None:
         self._ring: deque[Problem] = deque(maxlen=size)
+        self._hosts: deque[Problem] = deque(maxlen=size)
         self._noted: set[tuple[str, str]] = set()
         self._noted_max = 10 * MAX_HOSTS
 
@@ -113,12 +114,16 @@ class Problems:
         if len(self._noted) >= self._noted_max:
             self._noted.clear()
         self._noted.add(key)
-        self._ring.append(problem)
+        self._hosts.append(problem)
         return True
 
     def recent(self) -> list[Problem]:
-        """Newest first."""
+        """Page problems, newest first."""
         return list(reversed(self._ring))
+
+    def hosts(self) -> list[Problem]:
+        """Host-level problems, newest first."""
+        return list(reversed(self._hosts))
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,7 +97,9 @@ async def _serve(args: argparse.Namespace) -> int:
     else:
         source = SharedSource(args.store, args.crawl_id, worker)
         desk = ControlDesk(CrawlRef(store=args.store, crawl_id=args.crawl_id), worker)
-    server = ConsoleServer(source, desk, host=args.host, port=args.port, token_dir=args.out)
+    server = ConsoleServer(
+        source, desk, host=args.host, port=args.port, token_dir=args.out, port_name="--port"
+    )
     await server.start()
     server.store_token()
     announce(server, lambda line: print(line, flush=True))

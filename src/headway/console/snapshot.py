@@ -236,6 +236,7 @@ class Snapshotter:
             },
             "seeds": {"total": book.seeds.total, "rows": book.seeds.rows(robots, pages)},
             "problems": [pr.to_json() for pr in book.problems.recent()],
+            "host_problems": [pr.to_json() for pr in book.problems.hosts()],
         }
 
     async def search(self, q: str, sort: str, limit: int) -> list[dict[str, Any]]:

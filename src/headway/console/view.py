@@ -8,7 +8,8 @@ empty) and returns the JSON of ``/api/state`` without its ``controls`` part:
   kind, retry ratio, the frontier's counts, per-stage fill and blocked puts, paused;
 - ``nodes``: one row per node (rate, CPU, memory, shards held, heartbeat age, state);
 - ``history``: the nodes' points summed per ``HISTORY_STEP`` slot;
-- ``hosts``, ``seeds``, ``problems``: merged over the nodes, bounded as in a snapshot.
+- ``hosts``, ``seeds``, ``problems``, ``host_problems``: merged over the nodes, bounded
+  as in a snapshot.
 
 ``frontier`` (a shared crawl's counts read from the store) replaces a node's own;
 ``beats`` gives each node's last heartbeat (else the snapshot's time is used).
@@ -132,6 +133,13 @@ def _seeds(snaps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"total": total, "rows": list(rows.values())}
 
 
+def _problems(snaps: Sequence[Mapping[str, Any]], key: str) -> list[dict[str, Any]]:
+    """The nodes' problems under ``key``, newest first, at most ``PROBLEMS``."""
+    out = [dict(p) for sn in snaps for p in _list(sn, key) if isinstance(p, Mapping)]
+    out.sort(key=lambda p: -_num(p, "at"))
+    return out[:PROBLEMS]
+
+
 def crawl_view(
     snapshots: Sequence[Mapping[str, Any]],
     *,
@@ -183,8 +191,8 @@ def crawl_view(
                 if isinstance(r, Mapping) and r.get("host") not in seen:
                     seen.add(str(r.get("host")))
                     rows.append(dict(r))
-    problems = [p for sn in snaps for p in _list(sn, "problems") if isinstance(p, Mapping)]
-    problems.sort(key=lambda p: -_num(p, "at"))
+    problems = _problems(snaps, "problems")
+    host_problems = _problems(snaps, "host_problems")
     return {
         "where": where,
         "time": now,
@@ -216,5 +224,6 @@ def crawl_view(
         "history": _history(snaps),
         "hosts": {"known": known, **top_lists(rows)},
         "seeds": _seeds(snaps),
-        "problems": problems[:PROBLEMS],
+        "problems": problems,
+        "host_problems": host_problems,
     }

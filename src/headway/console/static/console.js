@@ -198,17 +198,22 @@
     }));
   }
 
-  function renderProblems(s) {
-    const items = s.problems.map((p) => {
+  function problemItems(list, none) {
+    const items = list.map((p) => {
       const li = el("li");
       li.appendChild(el("span", fmtTime(p.at), "when"));
       li.appendChild(el("span", p.kind, "kind"));
-      li.appendChild(document.createTextNode(" " + p.host + ": " + p.reason + " "));
+      li.appendChild(document.createTextNode(" " + p.host + ": " + p.reason));
       if (p.url) li.appendChild(el("span", p.url, "url"));
       return li;
     });
-    if (!items.length) items.push(el("li", "none so far", "muted"));
-    $("problems").replaceChildren(...items);
+    if (!items.length) items.push(el("li", none, "muted"));
+    return items;
+  }
+
+  function renderProblems(s) {
+    $("host-problems").replaceChildren(...problemItems(s.host_problems || [], "none"));
+    $("problems").replaceChildren(...problemItems(s.problems, "none so far"));
   }
 
   function describe(c) {
