@@ -45,11 +45,20 @@ def spec() -> SimWebSpec:
     )
 
 
-async def shoot(port: int, out: Path) -> None:
+async def shoot(port: int, out: Path, slow_host: str) -> None:
     async with Browser() as browser:
         page = await browser.new_page(1280, 900)
         await page.goto(f"http://127.0.0.1:{port}/")
         await page.wait_for("document.body.dataset.updated", 20)
+        # an operator slows one host down: the control log shows it
+        await page.evaluate(
+            f"document.getElementById('host-name').value = {slow_host!r};"
+            "document.getElementById('host-delay').value = '1.5';"
+        )
+        await page.press("#form-host button[type=submit]")
+        await page.wait_for("document.querySelectorAll('#controls tbody tr').length > 0", 20)
+        await asyncio.sleep(5)  # the node applies it; the page shows the host's new gap
+        await page.evaluate("window.scrollTo(0, 0)")
         await page.screenshot(out / "console-1280.png")
         phone = await browser.new_page(390, 844, mobile=True)
         await phone.goto(f"http://127.0.0.1:{port}/")
@@ -75,7 +84,7 @@ def main() -> None:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             time.sleep(args.seconds)
-            asyncio.run(shoot(port, args.out))
+            asyncio.run(shoot(port, args.out, f"{web.hosts[3]}:{web.port}"))
         finally:
             proc.terminate()
             proc.wait(60)
