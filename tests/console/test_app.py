@@ -212,3 +212,38 @@ async def test_a_store_password_reaches_no_answer_and_no_log(
     assert any("no crawl 'no-such-crawl'" in a for a in answers)
     for text in [*answers, caplog.text]:
         assert SECRET not in text
+
+
+async def test_host_search_is_bounded_and_checks_its_arguments(
+    tmp_path: Path, worker: ThreadWorker
+) -> None:
+    crawl = _crawl_dir(tmp_path / "c")
+    desk = ControlDesk(CrawlRef(directory=crawl), worker)
+    client = await _client(DirSource(crawl, worker), desk, Guard(loopback=True, token=None))
+    try:
+        found = await (await client.get("/api/hosts?q=A.TE&limit=100000")).json()
+        assert found["limit"] == 500  # bounded
+        assert [h["host"] for h in found["hosts"]] == ["a.test"]  # any case, from the file
+        assert found["hosts"][0]["queued"] == 1
+        for query in ("sort=queued%3B", "limit=many"):
+            answer = await client.get(f"/api/hosts?{query}")
+            assert answer.status == 400 and "\n" not in (await answer.json())["error"]
+    finally:
+        await client.close()
+        await worker.call(desk.close)
+
+
+def test_headway_console_refuses_what_is_not_a_crawl_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from headway.cli import main
+
+    assert main(["console"]) == 2
+    assert main(["console", str(tmp_path)]) == 2
+    assert main(["console", str(tmp_path), "--port", "70000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "headway: error: give a crawl directory, or --store and --crawl-id of a shared crawl",
+        f"headway: error: {tmp_path} is not a headway crawl directory",
+        "headway: error: --port must be in 0..65535",
+    ]

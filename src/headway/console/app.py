@@ -182,7 +182,7 @@ def make_app(source: Source, desk: ControlDesk, guard: Guard) -> web.Application
     async def hosts(request: web.Request) -> web.Response:
         q = request.query.get("q", "")[:200]
         sort = request.query.get("sort", "pages")
-        if sort not in (*SORTS, "queued"):
+        if sort not in SORTS:
             return _json({"error": f"sort must be one of {', '.join(SORTS)}"}, 400)
         try:
             limit = int(request.query.get("limit", "50"))
