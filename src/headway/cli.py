@@ -29,23 +29,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("headway")
 
 _SHORT = {"out": "-o", "quiet": "-q"}
+#: The control commands (``control/commands.py``).
+CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = (
-    "demo",
-    "crawl",
-    "node",
-    "status",
-    "console",
-    "report",
-    "pause",
-    "resume",
-    "stop",
-    "seed",
-    "opt-out",
-    "host",
-    "simweb",
-    "bench",
-)
+COMMANDS = ("demo", "crawl", "node", "status", "console", "report", *CONTROLS, "simweb", "bench")
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -266,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             from headway.report.command import report_command
 
             return report_command(args)
-        if args.command in ("pause", "resume", "stop", "seed", "opt-out", "host"):
+        if args.command in CONTROLS:
             from headway.control.commands import control_command
 
             return control_command(args)

@@ -4,6 +4,7 @@ control recorded, one ``headway: error:`` line and exit status 2 for anything wr
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,9 @@ import pytest
 from headway.cli import main
 from headway.control.log import ControlKind
 from headway.control.target import CrawlRef, open_control_log
+from headway.frontier.redis import RedisFrontier
 from headway.frontier.sqlite import SqliteFrontier
+from headway.testing.redisproc import RedisServer
 
 
 @pytest.fixture
@@ -119,3 +122,25 @@ def test_help_lists_the_control_commands(capsys: pytest.CaptureFixture[str]) -> 
     text = capsys.readouterr().out
     for name in ("pause", "resume", "stop", "seed", "opt-out", "host", "report"):
         assert name in text
+
+
+def test_a_shared_crawl_says_which_nodes_are_live(
+    redis_server: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    crawl = "cmd-live"
+    node = RedisFrontier(redis_server.url, crawl, "node-a", shards=4, handover_gap=0.0)
+    shared = ["--store", redis_server.url, "--crawl-id", crawl]
+    try:
+        wait = time.monotonic() + 10
+        while not run(["pause", *shared], capsys)[1].endswith(f"{redis_server.url}\n"):
+            assert time.monotonic() < wait, "the node never showed as live"
+            time.sleep(0.1)
+        out = run(["stop", *shared, "--node", "node-b"], capsys)[1]
+        assert "(node node-b is not live now; live: node-a)" in out
+    finally:
+        node.close()
+    out = run(["resume", *shared], capsys)[1]
+    assert out.endswith("(no live node now: it applies when nodes run)\n")
+    assert run(["pause", "--store", redis_server.url, "--crawl-id", "other"], capsys)[2] == (
+        f"headway: error: no crawl 'other' in {redis_server.url}\n"
+    )

@@ -140,6 +140,10 @@ def test_a_row_of_an_unknown_kind_is_skipped_not_a_crash() -> None:
             "#4 add-seeds u1 u2 u3 and 1 more by test",
         ),
         (c(5, "opt-out", domain="x.example"), "#5 opt-out x.example by test"),
+        (
+            c(6, "host-override", host="a.example", budget=2_000_000, delay=0.25),
+            "#6 host-override a.example: delay 0.25, budget 2000000 by test",
+        ),
     ],
 )  # fmt: skip
 def test_describe(control: Control, line: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from headway.control.log import ControlKind, ControlLog, check_args
+from headway.control.log import ControlKind, ControlLog, check_args, read_all
 from headway.control.target import CrawlRef, open_control_log
 from headway.errors import ControlError, StoreError
 from headway.frontier.redis import RedisFrontier
@@ -69,6 +69,7 @@ def test_appends_get_increasing_numbers_and_read_after_follows_them(
         assert log.read_after(1) == [b, s]
         assert log.read_after(3) == []
         assert log.read_after(0, limit=2) == [a, b]
+        assert read_all(log, 0, batch=2) == [a, b, s] and read_all(log, 2, batch=1) == [s]
     finally:
         log.close()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import re
 import subprocess
@@ -22,7 +23,7 @@ import pytest
 
 from headway.testing.redisproc import RedisServer
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
-from tests.integration.helpers import ThreadedSimWeb, crawl_argv, page_requests
+from tests.integration.helpers import TRANSIT_SLACK, ThreadedSimWeb, crawl_argv, page_requests
 from tests.integration.test_distributed import Nodes, wait_for_node_pages
 
 pytestmark = pytest.mark.slow
@@ -116,10 +117,24 @@ def test_pause_resume_and_stop_a_running_crawl(tmp_path: Path) -> None:
         assert proc.returncode == 0, (tmp_path / "err.txt").read_text()
         assert "headway: stop-control:" in summary
         assert pages_after(web, stopped + APPLY + 5.0) == []  # in flight finish; no more
-    err = (tmp_path / "err.txt").read_text()
-    assert "paused by control #1" in err and "resumed by control #2" in err
+        err = (tmp_path / "err.txt").read_text()
+        assert "paused by control #1" in err and "resumed by control #2" in err
+        # a pause given while no node runs holds the next start: nothing is fetched
+        done = headway("pause", str(out))
+        assert "no node runs there now" in done.stdout
+        restarted = time.time()
+        again = subprocess.run(
+            crawl_argv(tmp_path / "seeds.txt", out, "--delay", "0.1", "--max-duration", "3"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert again.returncode == 0, again.stderr
+        assert "the crawl was left paused" in again.stderr
+        assert [r for r in web.log if r.wall > restarted] == []
     report = json.loads(headway("report", str(out), "--format", "json").stdout)
-    assert [c["kind"] for c in report["controls"]] == ["pause", "resume", "stop"]
+    assert [c["kind"] for c in report["controls"]] == ["pause", "resume", "stop", "pause"]
     assert report["frontier"]["queued"] > 0  # stopped, not finished
 
 
@@ -247,3 +262,28 @@ def test_pause_resume_one_node_and_report_a_shared_crawl(
     assert rows[0] == ["section", "key", "field", "value"] and len(rows) > 20
     text = headway("report", *shared, *logs).stdout
     assert "Control log (5)" in text and f"crawl {nodes.crawl} in redis://" in text
+
+
+def test_a_delay_override_changes_a_running_hosts_gap_and_clears(tmp_path: Path) -> None:
+    with ThreadedSimWeb(_spec(1)) as web:
+        (host,) = web.hosts
+        out, proc = start_crawl(tmp_path, web, web.seeds())
+        name = f"{host}:{web.port}"
+        try:
+            wait_until(lambda: len(pages_after(web, 0)) >= 10, "the first pages")
+            slowed = control("host", str(out), name, "--delay", "1.0")
+            wait_until(lambda: len(pages_after(web, slowed + APPLY)) >= 4, "slowed fetches", 20)
+            slow = [r.wall for r in page_requests(list(web.log)) if r.wall > slowed + APPLY]
+            cleared = control("host", str(out), name, "--clear")
+            wait_until(lambda: len(pages_after(web, cleared + APPLY)) >= 10, "fast fetches", 20)
+            fast = [r.wall for r in page_requests(list(web.log)) if r.wall > cleared + APPLY]
+            control("stop", str(out))
+            finish(proc, tmp_path)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        slow_gaps = [b - a for a, b in itertools.pairwise(slow[:4])]
+        assert min(slow_gaps) >= 1.0 - TRANSIT_SLACK, slow_gaps
+        fast_gaps = [b - a for a, b in itertools.pairwise(fast[:10])]
+        assert max(fast_gaps) < 0.9, fast_gaps  # back to --delay 0.1

@@ -19,6 +19,7 @@ from headway.control.log import (
     ControlLog,
     check_args,
     describe,
+    read_all,
 )
 from headway.control.state import ControlState, fold
 from headway.control.target import CrawlRef, open_control_log
@@ -33,4 +34,5 @@ __all__ = [
     "describe",
     "fold",
     "open_control_log",
+    "read_all",
 ]

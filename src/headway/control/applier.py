@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
-from headway.control.log import Control, ControlLog, describe
+from headway.control.log import Control, ControlLog, describe, read_all
 from headway.control.state import ControlState, fold
 from headway.errors import HeadwayError
 from headway.policy.overrides import HostOverride
@@ -152,13 +152,7 @@ class ControlApplier:
         )
 
     async def _read_all(self, after: int = 0) -> list[Control]:
-        out: list[Control] = []
-        while True:
-            batch = await asyncio.to_thread(self._log.read_after, after)
-            out.extend(batch)
-            if len(batch) < 1000:
-                return out
-            after = batch[-1].seq
+        return await asyncio.to_thread(read_all, self._log, after)
 
     async def _apply(self, old: ControlState, new: ControlState, *, at_start: bool = False) -> None:
         self._state = new
@@ -172,7 +166,8 @@ class ControlApplier:
             shown = ", ".join(domains[:5]) + (
                 f" and {len(domains) - 5} more" if len(domains) > 5 else ""
             )
-            log.warning("opt-out %s: %d queued URLs dropped", shown, dropped)
+            level = logging.INFO if at_start and not dropped else logging.WARNING
+            log.log(level, "opt-out %s: %d queued URLs dropped", shown, dropped)
         added = new.seeds[len(old.seeds) :]
         if added:
             n = await self._hooks.add_seeds(added)

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from headway.control.log import Control, ControlKind, check_args, describe
-from headway.control.target import MARKER, CrawlRef, cli_origin, open_control_log
-from headway.errors import ControlError
+from headway.control.target import MARKER, CrawlRef, cli_origin, connect_shared, open_control_log
+from headway.errors import ControlError, StoreError
 
 #: Control commands and what each asks.
 CONTROL_COMMANDS = {
@@ -97,12 +97,30 @@ def control_command(args: argparse.Namespace) -> int:
     log = open_control_log(ref)
     try:
         origin = cli_origin()
+        live = _live_nodes(ref) if ref.store else None
         for kind, a in checked:
             c = log.append(kind, a, node=node, origin=origin, at=time.time())
-            print(_recorded(c, ref), flush=True)
+            print(_recorded(c, ref, live), flush=True)
     finally:
         log.close()
     return 0
+
+
+def _live_nodes(ref: CrawlRef, within: float = 60.0) -> list[str]:
+    """The nodes of a shared crawl with a heartbeat in the last ``within`` seconds."""
+    import redis
+
+    from headway.frontier.redis.keys import CrawlKeys
+
+    client, where = connect_shared(ref)
+    try:
+        key = CrawlKeys(ref.crawl_id or "").nodes
+        nodes = client.zrangebyscore(key, time.time() - within, "+inf")
+    except redis.RedisError as exc:
+        raise StoreError(f"cannot read {where}: {exc}") from None
+    finally:
+        client.close()
+    return [str(n) for n in nodes]
 
 
 def _target(args: argparse.Namespace) -> tuple[CrawlRef, list[str]]:
@@ -155,9 +173,15 @@ def _check_dir_node(directory: Path, node: str) -> None:
         raise ControlError(f"the node of {directory} is {mine}, not {node}")
 
 
-def _recorded(c: Control, ref: CrawlRef) -> str:
+def _recorded(c: Control, ref: CrawlRef, live: list[str] | None) -> str:
     line = f"recorded {describe(c)} in {ref.shown()}"
-    if ref.directory is not None and not ref.store:
+    if live is not None:  # a shared crawl
+        if not live:
+            return line + " (no live node now: it applies when nodes run)"
+        if c.node is not None and c.node not in live:
+            return line + f" (node {c.node} is not live now; live: {', '.join(sorted(live))})"
+        return line
+    if ref.directory is not None:
         from headway.runtime.status import _running
 
         if not _running(ref.directory / "lock").startswith("yes"):

@@ -99,6 +99,17 @@ class ControlLog(Protocol):
     def close(self) -> None: ...
 
 
+def read_all(log: ControlLog, after: int = 0, batch: int = 1000) -> list[Control]:
+    """Every control of ``log`` with a sequence number above ``after``, oldest first
+    (read ``batch`` at a time)."""
+    out: list[Control] = []
+    while True:
+        got = log.read_after(out[-1].seq if out else after, batch)
+        out.extend(got)
+        if len(got) < batch:
+            return out
+
+
 def check_args(
     kind: ControlKind | str, args: Mapping[str, Any], node: str | None = None
 ) -> dict[str, Any]:
@@ -202,13 +213,17 @@ def describe(control: Control) -> str:
     elif control.kind is ControlKind.OPT_OUT:
         what += f" {a.get('domain')}"
     elif control.kind is ControlKind.HOST_OVERRIDE:
-        sets = ", ".join(f"{k} {a[k]:g}" for k in ("delay", "budget", "concurrency") if k in a)
+        sets = ", ".join(f"{k} {_num(a[k])}" for k in ("delay", "budget", "concurrency") if k in a)
         what += f" {a.get('host')}: {sets}"
     elif "host" in a:
         what += f" {a['host']}"
     if control.kind in NODE_KINDS:
         what += f" node {control.node}" if control.node else " (every node)"
     return f"#{control.seq} {what} by {control.origin}"
+
+
+def _num(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def encode_args(args: Mapping[str, Any]) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from headway.control.commands import add_crawl_args
-from headway.control.log import Control, ControlKind
+from headway.control.log import Control, ControlKind, read_all
 from headway.control.target import CrawlRef, frontier_file, open_control_log
 from headway.errors import ControlError, StoreError
 from headway.frontier.store import FrontierCounts
@@ -160,12 +160,7 @@ def _read_logs(builder: ReportBuilder, dirs: list[Path]) -> tuple[int, int]:
 def _controls(ref: CrawlRef) -> list[Control]:
     log = open_control_log(ref, read_only=True)
     try:
-        out: list[Control] = []
-        while True:
-            batch = log.read_after(out[-1].seq if out else 0)
-            out.extend(batch)
-            if len(batch) < 1000:
-                return out
+        return read_all(log)
     finally:
         log.close()
 

@@ -229,13 +229,13 @@ class Node:
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await self.fw.call(self.frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
-        self.controls = await start_controls(
-            parts, self.settings, self.admission, self.optout, self.request_stop, self._born
-        )
         self._page_budget = parts.page_budget
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
         try:
+            self.controls = await start_controls(
+                parts, self.settings, self.admission, self.optout, self.request_stop, self._born
+            )
             fetcher = Fetcher(parts.fetch_config)  # loads the TLS authorities
             if self.on_started is not None:
                 self.on_started()
