@@ -288,3 +288,50 @@ async def test_two_nodes_on_redis_in_a_browser(
                     stream.close()
         for text in answers + outputs:
             assert SECRET not in text
+
+
+async def test_a_page_without_the_token_is_read_only(browser: Browser, tmp_path: Path) -> None:
+    # a console that needs a token (as off loopback), served on loopback for the test
+    from headway.console.app import Guard, make_app
+    from headway.console.sources import ControlDesk, DirSource
+    from headway.control import CrawlRef, open_control_log
+    from headway.runtime.worker import ThreadWorker
+    from tests.console.test_app import _crawl_dir
+
+    crawl = _crawl_dir(tmp_path / "c")
+    worker = ThreadWorker("console-test")
+    desk = ControlDesk(CrawlRef(directory=crawl), worker)
+    token = "the-console-token-0123456789"
+    app = make_app(DirSource(crawl, worker), desk, Guard(loopback=False, token=token))
+    from aiohttp.test_utils import TestServer
+
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    try:
+        page = await browser.new_page(1280, 900)
+        await page.goto(f"http://127.0.0.1:{server.port}/")
+        await page.wait_for("document.body.dataset.updated", 15)
+        assert await page.evaluate("document.getElementById('btn-pause').disabled") is True
+        assert "Read-only" in await page.text("#controls-note")
+        # the API refuses what a page without the token would send
+        status = await page.evaluate(
+            "fetch('/api/control', {method: 'POST', headers: {'Content-Type': "
+            "'application/json'}, body: JSON.stringify({kind: 'pause'})}).then(r => r.status)"
+        )
+        assert status == 403
+        # opened with the printed address: the token comes from the fragment
+        page = await browser.new_page(1280, 900)  # a new tab, as a person pastes it
+        await page.goto(f"http://127.0.0.1:{server.port}/#token={token}")
+        await page.wait_for("!document.getElementById('btn-pause').disabled", 15)
+        assert await page.evaluate("location.hash") == ""  # not left in the address bar
+        await page.press("#btn-pause")
+        await page.wait_for("document.querySelectorAll('#controls tbody tr').length === 1", 15)
+        log = open_control_log(CrawlRef(directory=crawl), read_only=True)
+        try:
+            assert [str(c.kind) for c in log.read_after(0)] == ["pause"]
+        finally:
+            log.close()
+    finally:
+        await server.close()
+        await worker.call(desk.close)
+        worker.shutdown()

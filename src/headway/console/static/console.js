@@ -13,14 +13,16 @@
   let canControl = false;
 
   // the token arrives in the address's fragment (never sent to a server); kept for the tab
-  const m = /(?:^|[#&])token=([^&]+)/.exec(location.hash);
-  if (m) {
+  function takeToken() {
+    const m = /(?:^|[#&])token=([^&]+)/.exec(location.hash);
+    if (!m) return false;
     token = decodeURIComponent(m[1]);
     sessionStorage.setItem("headway-token", token);
     history.replaceState(null, "", location.pathname + location.search);
-  } else {
-    token = sessionStorage.getItem("headway-token");
+    return true;
   }
+  if (!takeToken()) token = sessionStorage.getItem("headway-token");
+  window.addEventListener("hashchange", () => { if (takeToken() && state) render(state); });
 
   const $ = (id) => document.getElementById(id);
   const fmtInt = (n) => (n === null || n === undefined ? "–" : Math.round(n).toLocaleString("en-US"));
