@@ -34,6 +34,22 @@ if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/nul
         echo "redis-server is not installed and apt-get is unavailable: install Redis 6+" >&2
     fi
 fi
+# The console's browser tests drive Debian's chromium (headless); without it they skip
+# and say why.
+if ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "== installing chromium (apt, for the console's browser tests)"
+        SUDO=""
+        if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+        $SUDO apt-get update -qq
+        if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+            chromium >/dev/null; then
+            echo "chromium could not be installed: the console's browser tests will skip"
+        fi
+    else
+        echo "chromium is not installed and apt-get is unavailable: the browser tests skip"
+    fi
+fi
 echo "== ruff"
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts

@@ -385,6 +385,18 @@ def test_host_states_are_replaced_and_shared(open_store: OpenStore) -> None:
     assert b.get_host_states([]) == {}
 
 
+def test_host_counts_are_queued_and_admitted_per_host(store: FrontierStore) -> None:
+    store.add([entry(u) for u in urls("a.test", 3)], now=0)
+    store.add([entry(u) for u in urls("b.test", 2)], now=0)
+    (leased,) = lease(store, "a.test", 1, now=0, lease_seconds=60)
+    store.complete([Completion(leased.id, Settle.DONE)], [], now=1)
+    assert store.host_counts(["a.test", "b.test", "c.test", "a.test"]) == {
+        "a.test": (2, 3),
+        "b.test": (2, 2),
+    }
+    assert store.host_counts([]) == {}
+
+
 # -- recrawl -------------------------------------------------------------------------
 
 

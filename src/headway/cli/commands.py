@@ -1,7 +1,8 @@
 """The command line: ``headway demo``, ``headway crawl``, ``headway node``,
-``headway status``, ``headway report``, the controls (``headway pause``, ``resume``,
-``stop``, ``seed``, ``opt-out``, ``host``), ``headway simweb``, ``headway bench``. Every setting of
-``headway.settings`` is a flag of ``crawl`` and ``node``."""
+``headway status``, ``headway console``, ``headway report``, the controls (``headway
+pause``, ``resume``, ``stop``, ``seed``, ``opt-out``, ``host``), ``headway simweb``,
+``headway bench``. Every setting of ``headway.settings`` is a flag of ``crawl`` and
+``node``."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ _SHORT = {"out": "-o", "quiet": "-q"}
 #: The control commands (``cli/control.py``).
 CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "report", *CONTROLS, "simweb", "bench")
+COMMANDS = ("demo", "crawl", "node", "status", "console", "report", *CONTROLS, "simweb", "bench")
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -129,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     from headway.cli.control import add_control_parsers
     from headway.cli.report import add_report_parser
+    from headway.console.command import add_console_parser
+
+    add_console_parser(add_parser)
 
     add_report_parser(add_parser)
     add_control_parsers(add_parser)
@@ -248,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
             return _crawl(args)
         if args.command == "status":
             return _status(args)
+        if args.command == "console":
+            from headway.console.command import console_command
+
+            return console_command(args)
         if args.command == "report":
             from headway.cli.report import report_command
 
@@ -441,13 +449,26 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
     from headway.cli.progress import Progress
+    from headway.console.command import announce, node_console
     from headway.runtime.node import Node
     from headway.runtime.summary import StopReason
 
     progress = Progress(enabled=not settings.output.quiet)
     every = progress.interval  # the monitor builds readings only for a display
     on_stats = progress.update if every is not None else None
-    node = Node(settings, seeds, optout=optout, on_stats=on_stats, stats_interval=every)
+    node: Node | None = None
+    console = node_console(settings, lambda: getattr(node, "console", None))
+    node = Node(
+        settings,
+        seeds,
+        optout=optout,
+        on_stats=on_stats,
+        stats_interval=every,
+        on_started=console[0].store_token if console is not None else None,
+    )
+    if console is not None:
+        await console[0].start()
+        announce(console[0], log.warning)
     loop = asyncio.get_running_loop()
     first_stop: float | None = None
 
@@ -472,6 +493,9 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
         progress.stop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
+        if console is not None:
+            await console[0].stop()
+            await loop.run_in_executor(None, console[1])
 
 
 def _bench(args: argparse.Namespace) -> int:

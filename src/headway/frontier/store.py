@@ -276,6 +276,11 @@ class FrontierStore(Protocol):
         """Store (host, state) pairs, replacing earlier values. States are opaque."""
         ...
 
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(queued, admitted) of each of ``hosts`` the frontier knows: its QUEUED URLs,
+        and its URLs admitted in any state (what the host budget bounds)."""
+        ...
+
     def counts(self) -> FrontierCounts:
         """Current totals."""
         ...
@@ -336,4 +341,13 @@ class SharedCrawl(Protocol):
     def publish(self, stats: Mapping[str, Any]) -> None:
         """This node's statistics, published with its next heartbeat (``headway
         status`` reads them)."""
+        ...
+
+    def publish_console(self, snapshot: bytes, ttl: float) -> None:
+        """This node's console snapshot (JSON), kept ``ttl`` seconds unless renewed
+        (``headway console --store ...`` reads them)."""
+        ...
+
+    def shards_held(self) -> int:
+        """How many of the crawl's shards this node holds now."""
         ...

@@ -109,6 +109,9 @@ class RobotsFetch:
             self._reach.on_no_answer(job.host, res, waits="", warn=False)
             rules = blocked_rules(now, self._settings.politeness.robots_ttl)
             self._counters.hostile[Hostile.BLOCKED_HOST] += 1
+            self._counters.book.on_host_problem(
+                job.host, "blocked-address", f"refused by the address guard: {res.error}", now
+            )
             hint = " (--allow-loopback or --allow-private to crawl a local test server)"
             local = any(word in str(res.error) for word in ("loopback", "private"))
             log.warning(
@@ -141,6 +144,14 @@ class RobotsFetch:
         )
         if rules.kind is RobotsKind.DISALLOW_ALL:
             self._warn_unreachable(job.host, res, rules, now, answered=answered)
+            self._counters.book.on_host_problem(
+                job.host,
+                "robots-unreachable",
+                f"robots.txt unreachable ({res.outcome.value}"
+                + (f", HTTP {res.status}" if res.status is not None else "")
+                + "): nothing fetched until its retry",
+                now,
+            )
         if recorded:
             return
         note = (
@@ -313,6 +324,15 @@ class PageFetch:
         c.retries += int(job.retry)
         c.bytes += len(res.raw_body)
         c.outcomes[res.outcome.value] += 1
+        c.book.on_page(
+            lease.url,
+            lease.host,
+            res.outcome.value,
+            res.status,
+            len(res.raw_body),
+            res.error,
+            now,
+        )
         quota = self._settings.fetch.quota_status
         if quota and res.status == quota:
             self._on_quota(lease.url)

@@ -29,6 +29,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from headway.console.book import ConsoleBook
 from headway.runtime.stats import FetchStats, NodeStats
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,8 @@ class Counters:
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
     hostile: Counter[Hostile] = field(default_factory=Counter)
+    #: per host, per seed and recent problems, for the console
+    book: ConsoleBook = field(default_factory=ConsoleBook)
     #: (monotonic time, fetches, bytes) readings of the last ``RATE_WINDOW`` seconds
     _marks: deque[tuple[float, int, int]] = field(default_factory=deque)
     _rates: tuple[float, float] = (0.0, 0.0)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from headway import __version__, crashpoints
+from headway.console.snapshot import PUBLISH_TTL, SnapshotParts, Snapshotter
 from headway.control.applier import ControlApplier, ControlStats
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
@@ -50,6 +51,7 @@ from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
     StopReason,
+    current_rss_mib,
     peak_rss_mib,
     process_cpu_seconds,
 )
@@ -76,6 +78,12 @@ PARSE_GRACE = 5.0
 RECORD_GRACE = 2.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
 _NATURAL_STOPS = frozenset({StopReason.FINISHED, StopReason.MAX_PAGES})
+#: Skip notes that drop a whole host, as the console names them.
+HOST_PROBLEMS = {
+    "opted-out": "in the opt-out list: its queued URLs are dropped",
+    "blocked-address": "its address is refused by the address guard: its URLs fail",
+    "robots-unreachable": "robots.txt unreachable too many times: its URLs fail",
+}
 
 
 class Node:
@@ -107,9 +115,9 @@ class Node:
         self.canon = canon_options(settings)
         self.quality = QualityBook()
         self.handlers = load_handlers()
-        self._use_seeds(self.seeds)
         self.counters = Counters()
         self.reach = HostReach()  # hosts this run reached, and the unreachable ones
+        self._use_seeds(self.seeds)
         self.token = product_token(settings.identity.user_agent)
         self._stop_reason: StopReason | None = None
         self._stopped = asyncio.Event()
@@ -130,6 +138,7 @@ class Node:
     def _use_seeds(self, seeds: list[str]) -> None:
         """Scope, admission and settle rules for the crawl's seeds."""
         self.seeds = seeds
+        self.counters.book.seeds.use((url, host_key(url)) for url in seeds)
         quality = self.quality if self.settings.frontier.priority == "quality" else None
         self.scope, self.admission, self._rules = rules_for_seeds(
             seeds, self.settings, optout=self.optout, canon=self.canon, quality=quality
@@ -195,6 +204,7 @@ class Node:
             hostile=self.counters.hostile,
             clock=self.clock,
         )
+        self.console = Snapshotter(self._snapshot_parts(parts))
         self._monitoring = True
         if parts.exporter is not None:
             # each scrape builds its own reading, on the event loop
@@ -291,6 +301,7 @@ class Node:
                 parts, self, s, on_stats=self.on_stats, stats_interval=self._stats_interval
             )
             helpers.append(tg.create_task(self.monitor.run()))
+            helpers.append(tg.create_task(self.console.run()))
             helpers.append(
                 tg.create_task(
                     parts.leases.keep_alive(
@@ -376,6 +387,7 @@ class Node:
             crashpoints.reached(CrashPoint.STORE_CLOSED)
             parts.metrics_file.write(self.statistics())
             parts.metrics_file.close()
+            await self.console.final(self._stop_reason or StopReason.FINISHED)
             if parts.exporter is not None:
                 parts.exporter.close()
 
@@ -415,6 +427,29 @@ class Node:
                 self.pipeline.leave()  # cancelled before the page reached a stage
                 raise
 
+    def _snapshot_parts(self, parts: NodeParts) -> SnapshotParts:
+        shared = parts.frontier.shared()
+        s = self.settings
+        return SnapshotParts(
+            node_id=parts.node_id,
+            directory=parts.paths.root,
+            book=self.counters.book,
+            core=parts.scheduler.core,
+            worker=parts.fw,
+            frontier=parts.frontier,
+            stats=self.statistics,
+            cpu_seconds=lambda: process_cpu_seconds() + parts.pool.cpu_seconds(),
+            rss_mib=current_rss_mib,
+            shards_held=shared.shards_held if shared else lambda: None,
+            publish=(lambda data: shared.publish_console(data, PUBLISH_TTL)) if shared else None,
+            host_budget=s.frontier.host_budget,
+            crawl={
+                "directory": str(parts.paths.root),
+                "store": shared.store_url if shared is not None else "",
+                "crawl_id": s.distributed.crawl_id if shared is not None else None,
+            },
+        )
+
     def _admit_documents(
         self, urls: Sequence[str], depth: int, via: str, fp: int | None, handler: str | None
     ) -> list[UrlEntry]:
@@ -435,6 +470,10 @@ class Node:
     async def _on_skip(self, skipped: SkippedUrl) -> None:
         if skipped.note == ROBOTS_DISALLOWED:
             self.counters.robots_disallowed += 1
+        elif skipped.note in HOST_PROBLEMS:
+            self.counters.book.on_host_problem(
+                skipped.lease.host, skipped.note, HOST_PROBLEMS[skipped.note], self.clock()
+            )
         await self.pipeline.to_store(skipped)
 
     def _quality_gap(self, host: str) -> float:

@@ -299,6 +299,18 @@ class RecrawlSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsoleSettings:
+    console_port: int = _opt(
+        0, "serve the operator's console on this port while crawling (0: off)", min=0, max=65535
+    )
+    console_host: str = _opt(
+        "127.0.0.1",
+        "address the console listens on; any other than loopback makes controls need the "
+        "console's token",
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class OutputSettings:
     quiet: bool = _opt(False, "no progress line, only the summary")
     log_format: str = _opt("text", "log format on stderr", choices=("text", "json"))
@@ -318,6 +330,7 @@ class Settings:
     store: StoreSettings = field(default_factory=StoreSettings)
     distributed: DistributedSettings = field(default_factory=DistributedSettings)
     recrawl: RecrawlSettings = field(default_factory=RecrawlSettings)
+    console: ConsoleSettings = field(default_factory=ConsoleSettings)
     output: OutputSettings = field(default_factory=OutputSettings)
 
     @property

@@ -218,6 +218,15 @@ class RedisFrontier:
         """Statistics published in Redis with the next heartbeat (``headway status``)."""
         self._leases.publish(stats)
 
+    def shards_held(self) -> int:
+        return self.shard_statistics().held
+
+    def publish_console(self, snapshot: bytes, ttl: float) -> None:
+        """The node's console snapshot (JSON), kept ``ttl`` seconds unless renewed; one
+        try: a snapshot lost in an outage is replaced by the next."""
+        self._check_open()
+        self._client.set(self.keys.console(self._node), snapshot, px=int(ttl * 1000))
+
     # -- admission -------------------------------------------------------------------------
 
     @unless_lost(lambda self: _NO_ADD)
@@ -449,6 +458,10 @@ class RedisFrontier:
     def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
         self._check_open()
         self._shared.put_host_states(items)
+
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, tuple[int, int]]:
+        self._check_open()
+        return self._shared.host_counts(hosts)
 
     def counts(self) -> FrontierCounts:
         """The crawl's totals. An empty frontier (nothing queued, nothing leased) is

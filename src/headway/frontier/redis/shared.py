@@ -63,6 +63,25 @@ class SharedState:
 
         return {h: v for h, v in zip(wanted, self._retry(read), strict=True) if v is not None}
 
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, tuple[int, int]]:
+        wanted = list(dict.fromkeys(hosts))
+
+        def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for h in wanted:
+                s = shard_of_host(h, self.shards)
+                pipe.zcard(self.keys.queue(s, h))
+                pipe.hget(self.keys.shard(s, "admitted"), h)
+            return list(pipe.execute())
+
+        replies = self._retry(read) if wanted else []
+        out: dict[str, tuple[int, int]] = {}
+        for i, h in enumerate(wanted):
+            queued, admitted = replies[2 * i], replies[2 * i + 1]
+            if admitted is not None or queued:
+                out[h] = (int(queued), int(admitted or 0))
+        return out
+
     def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
 
         def write() -> None:

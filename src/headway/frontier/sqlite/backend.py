@@ -457,6 +457,16 @@ class SqliteFrontier:
                 "INSERT OR REPLACE INTO host_state(host, value) VALUES (?, ?)", items
             )
 
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, tuple[int, int]]:
+        found: dict[str, tuple[int, int]] = {}
+        for part in chunks(list(dict.fromkeys(hosts))):
+            marks = ",".join("?" * len(part))
+            for host, queued, admitted in self._read(
+                f"SELECT host, queued, admitted FROM hosts WHERE host IN ({marks})", part
+            ):
+                found[host] = (queued, admitted)
+        return found
+
     def counts(self) -> FrontierCounts:
         (hosts_queued,) = self._read("SELECT count(*) FROM hosts WHERE queued > 0", ())[0]
         t = self._totals
