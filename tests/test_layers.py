@@ -148,8 +148,9 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
 #: read a stopped or running crawl (``headway status``, ``report``, the control commands)
 #: through the backends' read-only ``status`` modules, the console reading a shared
 #: crawl's published snapshots and counts (and masking a store URL), and the control
-#: log, which is kept in the crawl's own store (its Redis list under the crawl's key layout, its table in the
-#: frontier file) and reached by a command without a running node.
+#: log, which is kept in the crawl's own store (its Redis list under the crawl's key
+#: layout, its table in the frontier file) and reached by a command without a running
+#: node.
 LAYOUT_READERS: dict[str, set[str]] = {
     "headway.cli.status": {"headway.frontier.redis.status"},
     "headway.cli.report": {"headway.frontier.redis.status", "headway.frontier.sqlite.status"},
