@@ -139,6 +139,24 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--tls-cert", type=Path, default=None, help="serve HTTPS with this PEM")
     sim.add_argument("--tls-key", type=Path, default=None, help="private key of --tls-cert")
     sim.add_argument(
+        "--pages-mix",
+        choices=["fixed", "real"],
+        default="fixed",
+        help="fixed: every page --page-kb and --links; real: sizes drawn from a long-tailed "
+        "mix (median 138 KB, mean 242 KB), links growing with size",
+    )
+    sim.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=0.0,
+        help="close connections idle this many seconds (0: aiohttp's default, an hour)",
+    )
+    sim.add_argument(
+        "--no-resumption",
+        action="store_true",
+        help="with --tls-cert: refuse TLS session resumption (every handshake a full one)",
+    )
+    sim.add_argument(
         "--features",
         default="",
         help="comma-separated host features, e.g. sitemaps,near-dups (sitemaps: robots.txt "
