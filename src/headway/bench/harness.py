@@ -419,9 +419,12 @@ def report_lines(results: list[BenchResult]) -> list[str]:
     out: list[str] = []
     if results:
         c = results[0].case
+        shape = f"{c.page_kb} KiB, {c.links} links a page"
+        if all(r.case.mix == "real" for r in results):
+            shape = "the real mix"
         out.append(
             f"simulated web: {c.hosts // c.size} hosts (x size) x {c.pages} pages of "
-            f"{c.page_kb} KiB, {c.links} links a page; parsers {c.parsers or 'default'}"
+            f"{shape}; parsers {c.parsers or 'default'}"
         )
         if any(r.case.mix == "real" for r in results):
             out.append(
@@ -433,19 +436,20 @@ def report_lines(results: list[BenchResult]) -> list[str]:
         "CPU: whole process tree of the crawler (main process and threads, forkserver, "
         "parser processes), from /proc and wait4; start-up apart; server not counted"
     )
+    w = max([22, *(len(r.case.name) + 1 for r in results)])  # 22: the usual names
     head = (
-        f"{'case':<22}{'pages':>7}{'wall s':>8}{'pages/s':>9}{'crawl CPU s':>12}"
+        f"{'case':<{w}}{'pages':>7}{'wall s':>8}{'pages/s':>9}{'crawl CPU s':>12}"
         f"{'ms/page':>9}{'steady':>8}{'start-up s':>11}{'conns':>7}{'frontier us/URL':>16}"
     )
     out += [head, "-" * len(head)]
     for r in results:
         if r.error:
-            out.append(f"{r.case.name:<22} failed: {r.error}")
+            out.append(f"{r.case.name:<{w}} failed: {r.error}")
             continue
         rate = r.pages / r.crawl_seconds if r.crawl_seconds else 0.0
         steady = r.steady_ms_per_page
         out.append(
-            f"{r.case.name:<22}{r.pages:>7}{r.crawl_seconds:>8.1f}{rate:>9.1f}"
+            f"{r.case.name:<{w}}{r.pages:>7}{r.crawl_seconds:>8.1f}{rate:>9.1f}"
             f"{r.crawl_cpu:>12.2f}{r.ms_per_page:>9.2f}"
             f"{'-' if steady is None else f'{steady:.2f}':>8}{r.startup_cpu:>11.2f}"
             f"{r.connections:>7}{r.frontier_us_per_url:>16.1f}"
