@@ -1,7 +1,8 @@
 """What headway's fetch stage alone spends per fetch over HTTP and HTTPS, with connections
 kept alive and with a new connection per fetch, on the real page mix.
 
-Run: ``.venv/bin/python benchmarks/bench_fetch_tls.py [--profile]``. A ``headway simweb
+Run: ``.venv/bin/python benchmarks/bench_fetch_tls.py [--profile] [--page-kb N]``
+(``--page-kb N``: every page N KiB of text instead of the real mix). A ``headway simweb
 --pages-mix real`` process (not counted) serves 20 hosts x 20 pages; one ``Fetcher``
 (``headway.fetch.client``: the crawler's client, TLS verification on, sessions resumed)
 fetches every page, 20 hosts at once, one request per host at a time with a 0.3 s pause
@@ -80,7 +81,7 @@ async def _fetch_all(
         return spent / (HOSTS * PAGES) * 1000, full, resumed
 
 
-def fetch_cost(scheme: str, idle: float, pki_dir: Path, profile: bool) -> str:
+def fetch_cost(scheme: str, idle: float, pki_dir: Path, profile: bool, page_kb: int) -> str:
     import uvloop
 
     from headway.bench.harness import free_port, wait_port
@@ -90,7 +91,8 @@ def fetch_cost(scheme: str, idle: float, pki_dir: Path, profile: bool) -> str:
     port = free_port()
     argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(HOSTS)]
     argv += ["--pages", str(PAGES), "--port", str(port), "--suffix", "sim.test"]
-    argv += ["--pages-mix", "real", "--idle-timeout", str(idle)]
+    argv += ["--idle-timeout", str(idle)]
+    argv += ["--page-kb", str(page_kb)] if page_kb else ["--pages-mix", "real"]
     if scheme == "https":
         argv += ["--tls-cert", str(pki.cert_file), "--tls-key", str(pki.key_file)]
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -150,6 +152,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--idle", type=float, default=0.1, help="server's idle time-out (s)")
     ap.add_argument("--profile", action="store_true", help="cProfile the HTTPS run")
+    ap.add_argument("--page-kb", type=int, default=0, help="fixed pages of N KiB (0: real)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for line in session_costs(Path(tmp) / "s"):
@@ -157,7 +160,8 @@ def main() -> int:
         for scheme in ("http", "https"):
             for idle in (0.0, args.idle):
                 profile = args.profile and scheme == "https" and idle > 0
-                print(fetch_cost(scheme, idle, Path(tmp) / f"{scheme}{idle}", profile), flush=True)
+                pki = Path(tmp) / f"{scheme}{idle}"
+                print(fetch_cost(scheme, idle, pki, profile, args.page_kb), flush=True)
     return 0
 
 
