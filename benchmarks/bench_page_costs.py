@@ -2,7 +2,10 @@
 crawls (80 KB, 280 links, a tenth of them to other hosts).
 
 Run: ``.venv/bin/python benchmarks/bench_page_costs.py [--pages 40] [--trials 5]
-[--before-src OLD/src]``. Each part is timed in process CPU time over the same pages,
+[--before-src OLD/src] [--pages-mix real]``. With ``--pages-mix real`` the pages are
+those of ``headway bench --pages-mix real`` (sizes drawn from the real mix, links growing
+with size; ``headway/testing/pagemix.py``), each cut at 256 KiB, the crawler's default
+``max_body``, as the crawler cuts it. Each part is timed in process CPU time over the same pages,
 best of ``trials``: ``parse_page`` (everything a parser process does with a page),
 within it the SimHash of the visible text and the link resolution, and the WARC
 records of the exchange (``WarcWriter.write_exchange``: headers, digests, gzip). With
@@ -26,13 +29,16 @@ from typing import Any
 PORT = 8000
 
 
-def pages(count: int, links: int, page_kb: int) -> list[tuple[str, bytes]]:
+MAX_BODY = 256 * 1024
+
+
+def pages(count: int, links: int, page_kb: int, mix: str = "fixed") -> list[tuple[str, bytes]]:
     from headway.testing.features import Renderer
     from headway.testing.simweb import HostSpec, SimWebSpec
 
     spec = SimWebSpec(
         hosts=50,
-        host_spec=HostSpec(pages=40, links_per_page=links, page_bytes=page_kb * 1024),
+        host_spec=HostSpec(pages=40, links_per_page=links, page_bytes=page_kb * 1024, page_mix=mix),
         seed=1,
         suffix="sim.test",
     )
@@ -41,7 +47,8 @@ def pages(count: int, links: int, page_kb: int) -> list[tuple[str, bytes]]:
     out = []
     for n in range(count):
         host, path = n % spec.hosts, f"/p/{n % 40}"
-        out.append((origins[host] + path, renderer.respond(host, path).body))
+        body = renderer.respond(host, path).body
+        out.append((origins[host] + path, body[:MAX_BODY] if mix == "real" else body))
     return out
 
 
@@ -57,7 +64,7 @@ def best(fn: Callable[[], object], n: int, trials: int) -> float:
     return min(times)
 
 
-def measure(count: int, trials: int) -> dict[str, float]:
+def measure(count: int, trials: int, mix: str = "fixed") -> dict[str, float]:
     from headway.fetch.result import FetchResult
     from headway.parse.page import parse_page, parse_tree
     from headway.parse.simhash import simhash, visible_text
@@ -65,11 +72,11 @@ def measure(count: int, trials: int) -> dict[str, float]:
     from headway.store.warc import WarcWriter, payload_digest
     from headway.urls.canonical import canonicalize_links
 
-    corpus = pages(count, 280, 64)
-    texts = [visible_text(parse_tree(body.decode())) for _, body in corpus]
+    corpus = pages(count, 280, 64, mix)
+    texts = [visible_text(parse_tree(body.decode(errors="replace"))) for _, body in corpus]
     hrefs = []
     for url, body in corpus:
-        tree = parse_tree(body.decode())
+        tree = parse_tree(body.decode(errors="replace"))
         hrefs.append((url, [n.attributes.get("href") or "" for n in tree.css("a[href]")]))
     results = [
         FetchResult(
@@ -161,20 +168,25 @@ def main() -> int:
     p.add_argument("--pages", type=int, default=40)
     p.add_argument("--trials", type=int, default=5)
     p.add_argument("--before-src", type=Path)
+    p.add_argument("--pages-mix", choices=["fixed", "real"], default="fixed")
     p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.json:
-        print(json.dumps(measure(args.pages, args.trials)))
+        print(json.dumps(measure(args.pages, args.trials, args.pages_mix)))
         return 0
     before: dict[str, Any] = {}
     if args.before_src is not None:
         env = {**os.environ, "PYTHONPATH": str(args.before_src.resolve())}
         argv = [sys.executable, __file__, "--json", "--pages", str(args.pages)]
-        argv += ["--trials", str(args.trials)]
+        argv += ["--trials", str(args.trials), "--pages-mix", args.pages_mix]
         done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
         before = json.loads(done.stdout)
-    after = measure(args.pages, args.trials)
-    print(f"CPU ms per page, best of {args.trials} trials over {args.pages} pages")
+    after = measure(args.pages, args.trials, args.pages_mix)
+    kb = sum(len(body) for _, body in pages(args.pages, 280, 64, args.pages_mix)) / args.pages
+    print(
+        f"CPU ms per page, best of {args.trials} trials over {args.pages} pages "
+        f"({args.pages_mix} mix, {kb / 1000:.0f} KB a page on average)"
+    )
     head = f"{'part':<40}{'before':>9}{'after':>9}{'after/before':>14}"
     print(head if before else f"{'part':<40}{'ms':>9}")
     for name, ms in after.items():

@@ -196,6 +196,8 @@ def test_simweb_bad_arguments_give_one_line_and_no_traceback(tmp_path: Path) -> 
             ("--port", "99999"): "--port must be 0..65535",
             ("--page-kb", "-1"): "--page-kb must be 0..65536",
             ("--suffix", "a/b"): "--suffix must be a DNS name",
+            ("--idle-timeout", "-1"): "--idle-timeout must be 0..86400 seconds",
+            ("--no-resumption",): "--no-resumption needs --tls-cert",
             ("--port", port): f"simweb cannot serve on 127.0.0.1:{port}",
             ("--port", "0", "--tls-cert", str(tmp_path / "missing.pem")): "with --tls-cert",
             ("--port", "0", "--tls-cert", str(bad_pem)): "with --tls-cert",

@@ -50,3 +50,28 @@ def test_server_is_warmed_with_every_page_a_crawl_fetches(tmp_path: Path) -> Non
         assert server.connections()[0] >= 1  # it answered over HTTP
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_bench_over_https_with_a_new_connection_per_fetch_counts_handshakes() -> None:
+    """The real page mix over HTTPS, the server closing connections idle 0.2 s at a 1 s
+    gap: every request opens a new connection; with resumption one full handshake per
+    host, without it every handshake full (the server's counts, as the bench prints)."""
+    argv = [sys.executable, "-m", "headway.cli", "bench", "--hosts", "2", "--pages", "3"]
+    argv += ["--scheme", "https", "--gaps", "1", "--seconds", "30", "--parsers", "1"]
+    argv += ["--pages-mix", "real", "--server-idle", "0.2", "--tls-resumption", "on", "off"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=240, check=True).stdout
+    counts = re.findall(
+        r"^https gap 1s 1x real idle 0.2s( no-resume)?: (\d+) connections for (\d+) requests: "
+        r"TLS handshakes (\d+) full, (\d+) resumed",
+        out,
+        re.M,
+    )
+    assert len(counts) == 2, out
+    for refused, conns, requests, full, resumed in counts:
+        assert int(conns) == int(requests) > 2 * 4, out  # robots.txt and 4 pages a host
+        if refused:
+            assert (int(full), int(resumed)) == (int(conns), 0), out
+        else:
+            assert (int(full), int(resumed)) == (2, int(conns) - 2), out
+    assert "no resumption / resumption" in out

@@ -21,7 +21,13 @@ stopping would otherwise weigh more).
 Other figures: peak resident memory of every process of the tree (``VmHWM``); the
 frontier thread's CPU per URL the frontier holds (seen); connections the server accepted
 (over HTTPS each one is a TLS handshake: a full one, or an abbreviated one when it
-resumed a session).
+resumed a session; the server counts both).
+
+Variants of the simulated web (a server of its own each): the page mix (``fixed``: every
+page ``page_kb`` of text and ``links`` links; ``real``: sizes and links drawn, see
+``testing/pagemix.py``), the server's idle time-out (``idle``: it closes a connection
+idle that long, so a crawler coming back later opens a new one; 0: aiohttp's default)
+and, over HTTPS, whether the server accepts TLS session resumption.
 """
 
 from __future__ import annotations
@@ -115,10 +121,27 @@ class BenchCase:
     parsers: int  # 0: the crawler's default
     seconds: float  # the run stops after this long
     src: str | None = None  # another source tree to run the crawler from (A/B runs)
+    mix: str = "fixed"  # page mix: fixed | real (testing/pagemix.py)
+    idle: float = 0.0  # the server closes connections idle this long (0: aiohttp's default)
+    resumption: bool = True  # over HTTPS: the server accepts TLS session resumption
 
     @property
     def name(self) -> str:
-        return f"{self.scheme} gap {self.gap:g}s {self.size}x" + (" before" if self.src else "")
+        variant = "" if self.mix == "fixed" else f" {self.mix}"
+        variant += f" idle {self.idle:g}s" if self.idle else ""
+        variant += "" if self.resumption else " no-resume"
+        base = f"{self.scheme} gap {self.gap:g}s {self.size}x{variant}"
+        return base + (" before" if self.src else "")
+
+    @property
+    def server_key(self) -> tuple[str, int, str, float, bool]:
+        """Cases with the same key share a server."""
+        return (self.scheme, self.size, self.mix, self.idle, self.resumption)
+
+    @property
+    def web(self) -> tuple[str, float, bool]:
+        """The variant of the simulated web (page mix, idle time-out, resumption)."""
+        return (self.mix, self.idle, self.resumption)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +159,7 @@ class BenchResult:
     frontier_urls: int = 0
     connections: int = 0
     resumed: int = 0  # connections whose TLS handshake resumed a session
+    full: int = 0  # connections whose TLS handshake was a full one
     stopped_by: str = ""
     outcomes: dict[str, int] = field(default_factory=dict)
     error: str | None = None
@@ -176,6 +200,7 @@ class _Server:
         argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(case.hosts)]
         argv += ["--pages", str(case.pages), "--links", str(case.links), "--port", str(self.port)]
         argv += ["--suffix", SUFFIX, "--page-kb", str(case.page_kb)]
+        argv += ["--pages-mix", case.mix, "--idle-timeout", str(case.idle)]
         self.ca_file: Path | None = None
         self._ctx: ssl.SSLContext | None = None
         if case.scheme == "https":
@@ -184,6 +209,7 @@ class _Server:
 
             pki = make_test_pki(pki_dir)
             argv += ["--tls-cert", str(pki.cert_file), "--tls-key", str(pki.key_file)]
+            argv += [] if case.resumption else ["--no-resumption"]
             self.ca_file = pki.ca_file
             self._ctx = ssl.create_default_context(cafile=str(pki.ca_file))
         self.scheme = case.scheme
@@ -206,7 +232,10 @@ class _Server:
         spec = SimWebSpec(
             hosts=case.hosts,
             host_spec=HostSpec(
-                pages=case.pages, links_per_page=case.links, page_bytes=case.page_kb * 1024
+                pages=case.pages,
+                links_per_page=case.links,
+                page_bytes=case.page_kb * 1024,
+                page_mix=case.mix,
             ),
             suffix=SUFFIX,
         )
@@ -228,14 +257,15 @@ class _Server:
             list(pool.map(get, sorted(urls)))
         return len(urls)
 
-    def connections(self) -> tuple[int, int]:
-        """Connections accepted so far, and how many of them resumed a TLS session."""
+    def connections(self) -> tuple[int, int, int]:
+        """Connections accepted so far, how many of them resumed a TLS session and how
+        many made a full TLS handshake."""
         req = urllib.request.Request(
             f"{self.scheme}://127.0.0.1:{self.port}/", headers={"Host": STATS_HOST}
         )
         with urllib.request.urlopen(req, timeout=10, context=self._ctx) as resp:
             stats = json.loads(resp.read())
-        return int(stats["connections"]), int(stats.get("resumed", 0))
+        return int(stats["connections"]), int(stats.get("resumed", 0)), int(stats.get("full", 0))
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -258,7 +288,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         "seconds": case.seconds,
     }
     argv = [sys.executable, "-m", "headway.cli", "bench-crawl", json.dumps(config)]
-    before, resumed_before = server.connections()
+    before, resumed_before, full_before = server.connections()
     env = None
     if case.src is not None:
         env = {**os.environ, "PYTHONPATH": case.src}
@@ -283,7 +313,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
     reader.start()
     usage = run.wait(case.seconds + 120)
     reader.join(10)
-    after, resumed_after = server.connections()
+    after, resumed_after, full_after = server.connections()
     if usage.returncode != 0 or not lines:
         return BenchResult(case, error=f"crawler exited with {usage.returncode}")
     s = lines[-1]
@@ -303,8 +333,10 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         peaks=usage.peaks,
         frontier_cpu=float(s["frontier_cpu"]),
         frontier_urls=stats.frontier.seen if stats.frontier is not None else 0,
-        connections=after - before,
+        # less the connection of the bench's own second reading (a full handshake)
+        connections=after - before - 1,
         resumed=resumed_after - resumed_before,
+        full=full_after - full_before - (case.scheme == "https"),
         stopped_by=str(s["stopped_by"]),
         outcomes=dict(stats.fetch.outcomes),
         progress=tuple(progress),
@@ -316,10 +348,10 @@ def run_bench(cases: list[BenchCase]) -> list[BenchResult]:
     results: list[BenchResult] = []
     with tempfile.TemporaryDirectory(prefix="headway-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        servers: dict[tuple[str, int], _Server] = {}
+        servers: dict[tuple[str, int, str, float, bool], _Server] = {}
         try:
             for n, case in enumerate(cases):
-                key = (case.scheme, case.size)
+                key = case.server_key
                 if key not in servers:
                     servers[key] = _Server(case, tmp / f"pki-{n}")
                 run_dir = tmp / f"run-{n}"
@@ -387,27 +419,37 @@ def report_lines(results: list[BenchResult]) -> list[str]:
     out: list[str] = []
     if results:
         c = results[0].case
+        shape = f"{c.page_kb} KiB, {c.links} links a page"
+        if all(r.case.mix == "real" for r in results):
+            shape = "the real mix"
         out.append(
             f"simulated web: {c.hosts // c.size} hosts (x size) x {c.pages} pages of "
-            f"{c.page_kb} KiB, {c.links} links a page; parsers {c.parsers or 'default'}"
+            f"{shape}; parsers {c.parsers or 'default'}"
         )
+        if any(r.case.mix == "real" for r in results):
+            out.append(
+                "real page mix (cases marked real): sizes log-normal, median 138 KB, mean "
+                "242 KB, pages over the crawler's max_body cut by it; links round(8 x "
+                "KiB^0.6) (testing/pagemix.py)"
+            )
     out.append(
         "CPU: whole process tree of the crawler (main process and threads, forkserver, "
         "parser processes), from /proc and wait4; start-up apart; server not counted"
     )
+    w = max([22, *(len(r.case.name) + 1 for r in results)])  # 22: the usual names
     head = (
-        f"{'case':<22}{'pages':>7}{'wall s':>8}{'pages/s':>9}{'crawl CPU s':>12}"
+        f"{'case':<{w}}{'pages':>7}{'wall s':>8}{'pages/s':>9}{'crawl CPU s':>12}"
         f"{'ms/page':>9}{'steady':>8}{'start-up s':>11}{'conns':>7}{'frontier us/URL':>16}"
     )
     out += [head, "-" * len(head)]
     for r in results:
         if r.error:
-            out.append(f"{r.case.name:<22} failed: {r.error}")
+            out.append(f"{r.case.name:<{w}} failed: {r.error}")
             continue
         rate = r.pages / r.crawl_seconds if r.crawl_seconds else 0.0
         steady = r.steady_ms_per_page
         out.append(
-            f"{r.case.name:<22}{r.pages:>7}{r.crawl_seconds:>8.1f}{rate:>9.1f}"
+            f"{r.case.name:<{w}}{r.pages:>7}{r.crawl_seconds:>8.1f}{rate:>9.1f}"
             f"{r.crawl_cpu:>12.2f}{r.ms_per_page:>9.2f}"
             f"{'-' if steady is None else f'{steady:.2f}':>8}{r.startup_cpu:>11.2f}"
             f"{r.connections:>7}{r.frontier_us_per_url:>16.1f}"
@@ -420,43 +462,58 @@ def report_lines(results: list[BenchResult]) -> list[str]:
                 f"the bench); peak RSS MiB: {_peaks_text(r.peaks)}; stopped by "
                 f"{r.stopped_by}; outcomes {dict(sorted(r.outcomes.items()))}"
             )
+            if r.case.scheme == "https":
+                out.append(
+                    f"{r.case.name}: {r.connections} connections for {r.requests} requests: "
+                    f"TLS handshakes {r.full} full, {r.resumed} resumed (server's count)"
+                )
     out += _ratios(results)
     return out
 
 
 def _ratios(results: list[BenchResult]) -> list[str]:
     ok = {
-        (r.case.scheme, r.case.gap, r.case.size): r
+        (r.case.scheme, r.case.gap, r.case.size, r.case.web): r
         for r in results
         if not r.error and r.pages and r.case.src is None
     }
     lines: list[str] = []
     for r in results:
-        key = (r.case.scheme, r.case.gap, r.case.size)
+        key = (r.case.scheme, r.case.gap, r.case.size, r.case.web)
         if r.case.src is not None and not r.error and r.pages and key in ok:
             lines.append(
                 f"after / before ({r.case.name.removesuffix(' before')}): CPU per page "
                 f"{ok[key].ms_per_page / r.ms_per_page:.2f}x{_steady_ratio(ok[key], r)}"
             )
-    for (scheme, gap, size), r in sorted(ok.items()):
-        base = ok.get((scheme, 0.0, size))
+    for (scheme, gap, size, web), r in sorted(ok.items()):
+        mix, idle, resumption = web
+        tag = "" if web == ("fixed", 0.0, True) else r.case.name.split(f"{size}x", 1)[1]
+        base = ok.get((scheme, 0.0, size, web))
         if gap and base is not None:
             lines.append(
-                f"gap {gap:g}s / no gap ({scheme} {size}x): CPU per page "
+                f"gap {gap:g}s / no gap ({scheme} {size}x{tag}): CPU per page "
                 f"{r.ms_per_page / base.ms_per_page:.2f}x{_steady_ratio(r, base)}"
             )
-        plain = ok.get(("http", gap, size))
+        plain = ok.get(("http", gap, size, (mix, idle, True)))
         if scheme == "https" and plain is not None:
             lines.append(
-                f"https / http (gap {gap:g}s {size}x): CPU per page "
+                f"https / http (gap {gap:g}s {size}x{tag}): CPU per page "
                 f"{r.ms_per_page / plain.ms_per_page:.2f}x{_steady_ratio(r, plain)}; "
                 f"connections {r.connections} ({r.resumed} resumed TLS sessions) "
                 f"for {r.requests} requests"
             )
-        small = ok.get((scheme, gap, 1))
+        resuming = ok.get((scheme, gap, size, (mix, idle, True)))
+        if not resumption and resuming is not None:
+            same = resuming.case.name.split(f"{size}x", 1)[1]
+            lines.append(
+                f"no resumption / resumption ({scheme} gap {gap:g}s {size}x{same}): CPU per "
+                f"page {r.ms_per_page / resuming.ms_per_page:.2f}x"
+                f"{_steady_ratio(r, resuming)}; full handshakes {r.full} / {resuming.full}"
+            )
+        small = ok.get((scheme, gap, 1, web))
         if size > 1 and small is not None:
             lines.append(
-                f"{size}x / 1x ({scheme} gap {gap:g}s): CPU per page "
+                f"{size}x / 1x ({scheme} gap {gap:g}s{tag}): CPU per page "
                 f"{r.ms_per_page / small.ms_per_page:.2f}x; frontier CPU per URL "
                 f"{r.frontier_us_per_url / max(small.frontier_us_per_url, 1e-9):.2f}x; "
                 f"peak RSS {max((p.peak_rss_mib for p in r.peaks), default=0):.0f} vs "

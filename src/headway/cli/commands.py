@@ -151,6 +151,24 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--tls-cert", type=Path, default=None, help="serve HTTPS with this PEM")
     sim.add_argument("--tls-key", type=Path, default=None, help="private key of --tls-cert")
     sim.add_argument(
+        "--pages-mix",
+        choices=["fixed", "real"],
+        default="fixed",
+        help="fixed: every page --page-kb and --links; real: sizes drawn from a long-tailed "
+        "mix (median 138 KB, mean 242 KB), links growing with size",
+    )
+    sim.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=0.0,
+        help="close connections idle this many seconds (0: aiohttp's default, an hour)",
+    )
+    sim.add_argument(
+        "--no-resumption",
+        action="store_true",
+        help="with --tls-cert: refuse TLS session resumption (every handshake a full one)",
+    )
+    sim.add_argument(
         "--features",
         default="",
         help="comma-separated host features, e.g. sitemaps,near-dups (sitemaps: robots.txt "
@@ -197,6 +215,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--size", nargs="+", default=["1x"], help="hosts multipliers: 1x 10x")
     bench.add_argument("--seconds", type=float, default=20.0, help="each run stops after this")
+    bench.add_argument(
+        "--pages-mix",
+        choices=["fixed", "real"],
+        default="fixed",
+        help="fixed: every page --page-kb and --links; real: sizes drawn from a long-tailed "
+        "mix (median 138 KB, mean 242 KB; pages over max_body cut), links growing with size",
+    )
+    bench.add_argument(
+        "--server-idle",
+        type=float,
+        default=0.0,
+        help="the server closes connections idle this many seconds (below the gap: a new "
+        "connection per fetch); 0: aiohttp's default, an hour",
+    )
+    bench.add_argument(
+        "--tls-resumption",
+        nargs="+",
+        choices=["on", "off"],
+        default=["on"],
+        help="over https: the server accepts (on) or refuses (off) TLS session "
+        "resumption; one case each",
+    )
     bench.add_argument(
         "--before-src",
         default=None,
@@ -509,6 +549,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.hosts < 1 or args.pages < 1 or args.links < 1 or min(args.gaps) < 0:
         print("headway: error: --hosts, --pages, --links must be >= 1, gaps >= 0", file=sys.stderr)
         return 2
+    if not 0 <= args.server_idle <= 86_400:
+        print("headway: error: --server-idle must be 0..86400 seconds", file=sys.stderr)
+        return 2
     cases = [
         BenchCase(
             scheme=scheme,
@@ -521,9 +564,13 @@ def _bench(args: argparse.Namespace) -> int:
             parsers=args.parsers,
             seconds=args.seconds,
             src=src,
+            mix=args.pages_mix,
+            idle=args.server_idle,
+            resumption=resumption == "on",
         )
         for size in sizes
         for scheme in args.scheme
+        for resumption in (dict.fromkeys(args.tls_resumption) if scheme == "https" else ["on"])
         for gap in args.gaps
         for src in ([args.before_src, None] if args.before_src else [None])
     ]

@@ -32,9 +32,11 @@ from headway.testing.graph import (
     kind_of,
     links_of,
     near_dup_group,
+    page_bytes,
     robots_body,
     sitemaps_named,
 )
+from headway.testing.pagemix import PageMix
 
 HTML_TYPE = "text/html; charset=utf-8"
 HUGE_BYTES = 2 * 1024 * 1024
@@ -309,7 +311,10 @@ class Renderer:
         if path.startswith("/dup/"):
             rng = random.Random(f"{self._web.seed}:{host}:dup")
         count = rng.randint(4, 9)
-        budget = HUGE_BYTES if path == "/huge" else self._web.spec_for(host).page_bytes
+        budget = HUGE_BYTES if path == "/huge" else page_bytes(self._web, host, path)
+        anchors = [self._anchor(ln, host, path) for ln in rest]
+        if spec.page_mix == PageMix.REAL:  # the whole page about its drawn size
+            budget -= sum(len(a) + 9 for a in anchors) + 2 * len(name) + 2 * len(path) + 300
         paragraphs: list[str] = []
         size = 0
         while size < budget or len(paragraphs) < count:
@@ -326,9 +331,9 @@ class Renderer:
         per_gap = max(1, -(-len(rest) // max(1, len(paragraphs))))
         for i, para in enumerate(paragraphs):
             out.append(para + "\n")
-            chunk = rest[i * per_gap : (i + 1) * per_gap]
+            chunk = anchors[i * per_gap : (i + 1) * per_gap]
             if chunk:
-                items = "".join(f"<li>{self._anchor(ln, host, path)}</li>" for ln in chunk)
+                items = "".join(f"<li>{a}</li>" for a in chunk)
                 out.append(f"<ul>{items}</ul>\n")
         out.append("</main>\n<footer>simulated web</footer>\n</body>\n</html>\n")
         return "".join(out)

@@ -9,7 +9,9 @@ Contract:
   to one entry point of every enabled feature, and once, with ``rel="nofollow"``, to
   ``/nofollow-target``. Page ``/p/i`` links to ``/p/{(i+1) % pages}`` and to
   ``links_per_page - 1`` seeded others (another host's page with probability
-  ``cross_links``), so every page is reachable from ``/``.
+  ``cross_links``), so every page is reachable from ``/``. In the real page mix
+  (``HostSpec.page_mix``) a ``/p/`` page's size and link count are drawn instead
+  (``page_bytes``, ``links_per_page``; see ``pagemix``).
 - ``kind_of`` classifies a path without serving it; ``expected_urls`` walks the graph the
   way a correct crawler would (robots obeyed, nofollow skipped, redirects followed).
 """
@@ -24,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from protego import Protego
+
+from headway.testing.pagemix import PageMix, links_for_size, real_page_bytes
 
 
 class Feature(StrEnum):
@@ -65,6 +69,9 @@ class HostSpec:
     validators: bool = False  # 200 pages carry ETag/Last-Modified and answer 304 to them
     change_every: int = 0  # with validators: /p/i with i % change_every == 0 change ...
     change_period: float = 0.0  # ... to a new content version every change_period seconds
+    #: "fixed": every /p/ page page_bytes and links_per_page; "real": each /p/ page's size
+    #: and links drawn (see ``pagemix``)
+    page_mix: str = PageMix.FIXED
 
     def __post_init__(self) -> None:
         unknown = set(self.features) - FEATURES
@@ -72,6 +79,8 @@ class HostSpec:
             raise ValueError(f"unknown simweb features: {sorted(unknown)}")
         if self.pages < 0 or self.links_per_page < 1:
             raise ValueError("pages must be >= 0 and links_per_page >= 1")
+        if self.page_mix not in set(PageMix):
+            raise ValueError(f"page_mix must be one of {sorted(PageMix)}; got {self.page_mix!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +330,7 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
     elif path.startswith("/p/"):
         pages = spec.pages
         links.append(local(f"/p/{(int(path[3:]) + 1) % pages}"))
-        for _ in range(spec.links_per_page - 1):
+        for _ in range(links_per_page(web, host, path) - 1):
             if web.hosts > 1 and draw() < web.cross_links:
                 other = pick(web.hosts - 1)
                 other += other >= host
@@ -344,6 +353,24 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             if 1 <= y <= 9999:
                 links.append(Link(host, cal_path(y, m), LinkForm.RELATIVE))
     return tuple(links)
+
+
+def page_bytes(web: SimWebSpec, host: int, path: str) -> int:
+    """The size a page ``path`` of ``host`` is padded to: the host's ``page_bytes``, or
+    in the real mix a ``/p/`` page's drawn size (``pagemix``)."""
+    spec = web.spec_for(host)
+    if spec.page_mix == PageMix.REAL and path.startswith("/p/"):
+        return real_page_bytes(web.seed, host, path)
+    return spec.page_bytes
+
+
+def links_per_page(web: SimWebSpec, host: int, path: str) -> int:
+    """Links on a ``/p/`` page: the host's ``links_per_page``, or in the real mix a
+    number growing with the page's drawn size (``pagemix``)."""
+    spec = web.spec_for(host)
+    if spec.page_mix == PageMix.REAL and path.startswith("/p/"):
+        return links_for_size(real_page_bytes(web.seed, host, path))
+    return spec.links_per_page
 
 
 def sitemaps_named(spec: HostSpec) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ def simweb_command(args: argparse.Namespace) -> int:
             validators=args.validators,
             change_every=args.change_every,
             change_period=args.change_period,
+            page_mix=args.pages_mix,
         ),
         seed=args.seed,
         suffix=args.suffix,
@@ -43,8 +44,11 @@ def simweb_command(args: argparse.Namespace) -> int:
         if args.tls_cert is not None:
             from headway.testing.tls import server_context
 
-            ctx = server_context(args.tls_cert, args.tls_key or args.tls_cert)
-        asyncio.run(serve(spec, "127.0.0.1", args.port, ctx))
+            ctx = server_context(
+                args.tls_cert, args.tls_key or args.tls_cert, resumption=not args.no_resumption
+            )
+        idle = args.idle_timeout or None
+        asyncio.run(serve(spec, "127.0.0.1", args.port, ctx, idle))
     except KeyboardInterrupt:
         print(f"stopped after {time.monotonic() - t0:.0f}s")
     except OSError as exc:  # the port in use, a missing or bad certificate (SSLError)
@@ -74,6 +78,10 @@ def _simweb_problem(args: argparse.Namespace) -> str:
     unknown = sorted(_simweb_features(args.features) - FEATURES)
     if unknown:
         return f"--features: unknown {', '.join(unknown)}; known: {', '.join(sorted(FEATURES))}"
+    if not 0 <= args.idle_timeout <= 86_400:
+        return f"--idle-timeout must be 0..86400 seconds; got {args.idle_timeout}"
+    if args.no_resumption and args.tls_cert is None:
+        return "--no-resumption needs --tls-cert (it is about TLS sessions)"
     if args.change_every < 0 or not 0 <= args.change_period <= 1e9:
         return "--change-every must be >= 0 and --change-period 0..1e9 seconds"
     if (args.change_every > 0) != (args.change_period > 0) or (

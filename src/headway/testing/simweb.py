@@ -23,7 +23,10 @@ Contract:
   counts the connections accepted (over TLS: one handshake each) and
   ``resumed_handshakes`` those whose TLS handshake resumed an earlier session, so tests
   can check that a crawler keeps connections alive instead of opening one per request,
-  and resumes sessions when a connection had to be opened again.
+  and resumes sessions when a connection had to be opened again; ``full_handshakes``
+  the others. With ``idle_timeout`` the server closes a connection idle that long (as
+  real servers do after 5-75 s; aiohttp's default is an hour), so a crawler that comes
+  back later opens a new one.
 - A request whose Host is ``STATS_HOST`` answers the counters as JSON (for a benchmark
   that runs the server in another process); it is not logged.
 """
@@ -65,12 +68,15 @@ class _CountingServer(web.Server):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.accepted = 0
         self.resumed = 0
+        self.full = 0
 
     def connection_made(self, handler: object, transport: asyncio.Transport) -> None:
         self.accepted += 1
         tls = transport.get_extra_info("ssl_object")  # the handshake is over by now
         if tls is not None and tls.session_reused:
             self.resumed += 1
+        elif tls is not None:
+            self.full += 1
         super().connection_made(handler, transport)  # type: ignore[arg-type]
 
 
@@ -128,8 +134,12 @@ class SimWeb:
         *,
         log_limit: int = 1_000_000,
         clock: Callable[[], float] = time.time,
+        idle_timeout: float | None = None,
     ) -> None:
+        if idle_timeout is not None and not idle_timeout > 0:
+            raise ValueError(f"idle_timeout must be > 0 seconds; got {idle_timeout}")
         self.spec = spec
+        self.idle_timeout = idle_timeout  # None: aiohttp's default keep-alive
         self.clock = clock  # the time content versions are taken at
         self.hosts: list[str] = [spec.host_name(i) for i in range(spec.hosts)]
         self.log: list[LoggedRequest] = []
@@ -160,6 +170,11 @@ class SimWeb:
         abbreviated handshake); the others were full handshakes."""
         return self._server.resumed if self._server is not None else 0
 
+    @property
+    def full_handshakes(self) -> int:
+        """TLS connections accepted so far whose handshake was a full one."""
+        return self._server.full if self._server is not None else 0
+
     # -- lifecycle -------------------------------------------------------------------
 
     async def start(
@@ -171,7 +186,8 @@ class SimWeb:
             raise RuntimeError("SimWeb already started")
         self._stopping = asyncio.Event()
         self._scheme = "https" if ssl_context is not None else "http"
-        server = _CountingServer(self._handle, access_log=None)
+        extra = {} if self.idle_timeout is None else {"keepalive_timeout": self.idle_timeout}
+        server = _CountingServer(self._handle, access_log=None, **extra)
         self._server = server
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=2.0)
         await runner.setup()
@@ -320,6 +336,7 @@ class SimWeb:
             stats = {
                 "connections": self.connections,
                 "resumed": self.resumed_handshakes,
+                "full": self.full_handshakes,
                 "requests": self.requests,
             }
             return web.Response(body=json.dumps(stats).encode(), content_type="application/json")
@@ -400,10 +417,14 @@ class SimWeb:
 
 
 async def serve(
-    spec: SimWebSpec, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+    spec: SimWebSpec,
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None = None,
+    idle_timeout: float | None = None,
 ) -> None:
     """Serve ``spec`` on ``host:port`` until cancelled (the log is not kept)."""
-    simweb = SimWeb(spec, log_limit=0)
+    simweb = SimWeb(spec, log_limit=0, idle_timeout=idle_timeout)
     await simweb.start(host, port, ssl_context=ssl_context)
     logger.info(
         "simulated web: %d hosts on %s:%d; crawl with --resolve '*.%s=%s' --allow-loopback "

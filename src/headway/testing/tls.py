@@ -103,8 +103,18 @@ def make_test_pki(directory: Path, suffix: str = "sim.test") -> SimPki:
     return pki
 
 
-def server_context(cert_file: Path, key_file: Path) -> ssl.SSLContext:
-    """A server-side TLS context presenting ``cert_file``."""
+def server_context(cert_file: Path, key_file: Path, *, resumption: bool = True) -> ssl.SSLContext:
+    """A server-side TLS context presenting ``cert_file``.
+
+    With ``resumption`` off it refuses every session resumption: it issues no TLS 1.3
+    session tickets (``num_tickets = 0``; ``OP_NO_TICKET`` as well), so a client has
+    nothing to offer, and it speaks TLS 1.3 only, because Python's ``ssl`` cannot turn
+    off OpenSSL's server-side session cache, through which TLS 1.2 would still resume
+    by session id. Every handshake is then a full one."""
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(cert_file, key_file)
+    if not resumption:
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.options |= ssl.OP_NO_TICKET
+        ctx.num_tickets = 0
     return ctx
