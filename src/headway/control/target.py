@@ -80,11 +80,16 @@ def frontier_file(directory: Path) -> Path:
     return path
 
 
-def open_control_log(ref: CrawlRef, *, read_only: bool = False) -> ControlLog:
-    """The control log of the crawl ``ref`` names (see the module docstring)."""
+def open_control_log(
+    ref: CrawlRef, *, read_only: bool = False, must_exist: bool = True
+) -> ControlLog:
+    """The control log of the crawl ``ref`` names (see the module docstring). A node
+    opens its shared crawl's log with ``must_exist`` False: its frontier has opened the
+    crawl already, and a crawl lost since is the frontier's to notice and say (the
+    crawl epoch), not a 'no crawl' from here."""
     ref.check()
     if ref.store:
-        client, where = connect_shared(ref)
+        client, where = connect_shared(ref, must_exist=must_exist)
         from headway.control.redis_log import RedisControlLog
 
         return RedisControlLog(client, ref.crawl_id or "", where=where)
@@ -94,9 +99,9 @@ def open_control_log(ref: CrawlRef, *, read_only: bool = False) -> ControlLog:
     return SqliteControlLog(frontier_file(ref.directory), read_only=read_only)
 
 
-def connect_shared(ref: CrawlRef) -> tuple[Any, str]:
-    """A Redis client for the shared crawl ``ref`` names, checked to exist, and the
-    store's masked name."""
+def connect_shared(ref: CrawlRef, *, must_exist: bool = True) -> tuple[Any, str]:
+    """A Redis client for the shared crawl ``ref`` names, checked to exist (unless
+    ``must_exist`` is False), and the store's masked name."""
     import redis
 
     from headway.frontier.redis.connect import connect, parse_store_url
@@ -108,6 +113,8 @@ def connect_shared(ref: CrawlRef) -> tuple[Any, str]:
     if any(c in crawl for c in "{}: "):
         raise ControlError(f"crawl id {crawl!r} must be without {{, }}, : or space")
     client = connect(url)
+    if not must_exist:
+        return client, where
     try:
         known = client.hexists(CrawlKeys(crawl).meta, "shards")
     except redis.RedisError as exc:

@@ -124,7 +124,9 @@ def control_log_for_node(settings: Settings, crawl_dir: Path) -> ControlLog:
     crawl's key in the store)."""
     store = settings.frontier.store
     crawl = settings.distributed.crawl_id
-    return open_control_log(CrawlRef(crawl_dir, store, crawl) if store else CrawlRef(crawl_dir))
+    if store:
+        return open_control_log(CrawlRef(crawl_dir, store, crawl), must_exist=False)
+    return open_control_log(CrawlRef(crawl_dir))
 
 
 async def start_controls(
