@@ -18,8 +18,10 @@ from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 
-#: lease = total timeout + margin = 2 s; each parse takes PARSE_SLEEP, and pages of four
-#: hosts wait in the parse queue behind each other, so most wait longer than a lease
+#: lease = total timeout + margin = 2 s; each parse takes PARSE_SLEEP, and pages of eight
+#: hosts wait in the parse queue behind each other (one page per host at most: a host
+#: whose page waits for a parser is not fetched again until it leaves), so many wait
+#: longer than a lease
 LEASE_ARGS = (
     *("--total-timeout", "1", "--read-timeout", "1", "--connect-timeout", "0.5"),
     *("--metrics-interval", "0.5"),
@@ -33,7 +35,7 @@ def test_pages_waiting_for_a_slow_parser_keep_their_leases(
 ) -> None:
     monkeypatch.setenv(PARSE_SLEEP_ENV, str(PARSE_SLEEP))  # the node processes inherit it
     spec = SimWebSpec(
-        hosts=4, host_spec=HostSpec(pages=12, links_per_page=4), cross_links=0.3, seed=5
+        hosts=8, host_spec=HostSpec(pages=6, links_per_page=3), cross_links=0.3, seed=5
     )
     with ThreadedSimWeb(spec) as web:
         nodes = Nodes(redis_server.url, tmp_path, web)
