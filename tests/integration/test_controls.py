@@ -148,7 +148,7 @@ def test_seeds_opt_out_and_exclude_on_a_running_crawl_and_after_a_restart(
             wait_until(lambda: len(pages_after(web, 0, h1)) >= 10, "pages of the opted-out host")
             assert pages_after(web, 0, h2) == []  # not linked: only a seed brings it in
             control("seed", str(out), web.url(h2))
-            wait_until(lambda: len(pages_after(web, 0, h2)) >= 3, "the added seed's host", 20)
+            wait_until(lambda: len(pages_after(web, 0, h2)) >= 3, "the added seed's host", 45)
             opted = control("opt-out", str(out), h1)
             excluded = control("host", str(out), f"{h0}:{web.port}", "--exclude")
             time.sleep(APPLY + WATCH)
@@ -231,7 +231,7 @@ def test_pause_resume_one_node_and_report_a_shared_crawl(
             wait_until(lambda: len(pages_after(web, resumed)) >= 5, "fetches after resume", 15)
             assert pages_after(web, 0, late) == []
             control("seed", *shared, web.url(late))
-            wait_until(lambda: len(pages_after(web, 0, late)) >= 3, "the added seed's host", 20)
+            wait_until(lambda: len(pages_after(web, 0, late)) >= 3, "the added seed's host", 45)
             one = control("pause", *shared, "--node", _node_id(tmp_path / "n1"))
             time.sleep(APPLY + WATCH)
             assert _node_lines_after(nodes, "n1", one + APPLY) == 0, "n1 fetched after its pause"
