@@ -1,5 +1,5 @@
 """Admission into the shared frontier: one ``admit.lua`` call per shard for a batch of
-URLs (seen check against the shard's Bloom bitmap and exact set, host budget, queueing),
+URLs (seen check in the shard's seen buckets, host budget, queueing),
 then the global ``max_queued`` cap, enforced after the calls by shedding the globally
 worst queued URLs (``evict.lua``), since no one script sees every shard.
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from headway.frontier.redis.connect import Scripts
-from headway.frontier.redis.keys import CrawlKeys, shard_of_host
+from headway.frontier.redis.keys import CrawlKeys, seen_bucket, shard_of_host
 from headway.frontier.store import (
     SHED_FRONTIER_FULL,
     SHED_HOST_BUDGET,
@@ -25,15 +25,8 @@ from headway.frontier.store import (
     UrlEntry,
 )
 
-_MASK64 = (1 << 64) - 1
 #: One script call of a pipeline: (script name, KEYS, ARGV).
 Call = tuple[str, list[str], list[Any]]
-
-
-def bloom_hashes(fp: int) -> tuple[int, int]:
-    """The two 32-bit halves the Lua side turns into probe positions (h1 + j*h2 mod m)."""
-    u = fp & _MASK64
-    return u >> 32, (u & 0xFFFFFFFF) | 1
 
 
 class RedisAdmission:
@@ -47,16 +40,14 @@ class RedisAdmission:
         shards: int,
         limits: FrontierLimits,
         *,
-        bloom_bits: int,
-        probes: int,
+        seen_bits: int,
     ) -> None:
         self._client = client
         self._scripts = scripts
         self.keys = keys
         self.shards = shards
         self._limits = limits
-        self._bloom_bits = bloom_bits
-        self._probes = probes
+        self._seen_bits = seen_bits
         self._queued: dict[int, int] = {}
         self._queued_at = 0.0
 
@@ -77,28 +68,22 @@ class RedisAdmission:
         calls = []
         for shard, groups in by_shard.items():
             hosts = list(groups)
-            keys = self.keys.shard_keys(
-                shard, "bloom", "seen", "urls", "pq", "ready", "hosts", "admitted", "totals"
-            )
+            keys = self.keys.shard_keys(shard, "urls", "pq", "ready", "hosts", "admitted", "totals")
             keys += self.keys.host_keys(shard, hosts)
-            args: list[Any] = [
-                self._bloom_bits,
-                self._probes,
-                self._limits.host_budget,
-                self.shards,
-                shard,
-                len(hosts),
-                *hosts,
-            ]
+            buckets: dict[int, int] = {}
+            per_url: list[Any] = []
             for hidx, host in enumerate(hosts, 1):
                 for e in groups[host]:
-                    h1, h2 = bloom_hashes(e.fp)
+                    b = buckets.setdefault(seen_bucket(e.fp, self._seen_bits), len(buckets) + 1)
                     record = [e.url, e.host, e.depth, e.priority, str(e.fp), e.via, e.attempts]
                     record += [e.validators, 0]
                     if e.handler is not None:  # a document: a link's record stays 9 long
                         record.append(e.handler)
-                    args += [e.fp, h1, h2, hidx, e.priority, repr(float(e.not_before))]
-                    args.append(json.dumps(record, separators=(",", ":")))
+                    per_url += [b, e.fp, hidx, e.priority, repr(float(e.not_before))]
+                    per_url.append(json.dumps(record, separators=(",", ":")))
+            keys += [self.keys.seen(shard, b) for b in buckets]
+            args: list[Any] = [self._limits.host_budget, self.shards, shard, len(hosts)]
+            args += [len(buckets), *hosts, *per_url]
             calls.append(("admit", keys, args))
         return calls, len(entries) - len(unique)
 
@@ -112,7 +97,7 @@ class RedisAdmission:
             dups += int(reply[1])
             shed[SHED_HOST_BUDGET] += int(reply[2])
             evicted += int(reply[3])
-            self._queued[int(args[4])] = int(reply[4])
+            self._queued[int(args[2])] = int(reply[4])
             new_ids.update(int(m) for m in reply[5])
         if added:
             over_added, over_evicted = self._enforce_max_queued(new_ids)

@@ -122,8 +122,7 @@ class RedisFrontier:
             self.keys,
             self.shards,
             limits,
-            bloom_bits=shape.bloom_bits,
-            probes=shape.bloom_probes,
+            seen_bits=shape.seen_bits,
         )
         self._leases = ShardLeases(
             self._client,

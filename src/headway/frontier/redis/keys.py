@@ -8,10 +8,12 @@ member it is written zero-padded to 15 digits (``M``), so equal scores order old
 
 Per crawl, tag ``{C}`` (one slot, small keys):
 
-- ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``bloom_bits``,
-  ``bloom_probes``, ``shard_ttl`` (the creator's: what ``headway status`` counts as
-  live), ``epoch`` (the crawl epoch E, see ``epoch.py``), ``seeded``, and every
-  ``set_meta`` key as ``m:<key>``.
+- ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``layout``
+  (``LAYOUT``: the version of this layout), ``seen_bits`` (b: each shard's seen set is
+  split into 2^b buckets), ``shard_ttl`` (the creator's: what ``headway status`` counts
+  as live), ``epoch`` (the crawl epoch E, see ``epoch.py``), ``seeded``, and every
+  ``set_meta`` key as ``m:<key>``. A crawl made by an earlier version has no ``layout``
+  (it had a Bloom bitmap and one seen set per shard): it is refused (``opening.py``).
 - ``hw:{C}:nodes`` ZSET: N scored by its last heartbeat (unix time); live = recent.
 - ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
 
@@ -21,10 +23,12 @@ each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Clust
 - ``hw:{C:s}:epoch:E`` STRING: present while the shard's keys are; every script of the
   shard refuses to act without it.
 - ``hw:{C:s}:owner`` STRING with a TTL: the node holding the shard (renewed by heartbeat).
-- ``hw:{C:s}:bloom`` STRING used as a bitmap: the shard's Bloom filter over fingerprints,
-  written whole (zeros) at its size by the shard's first admission.
-- ``hw:{C:s}:seen`` SET: every admitted fingerprint (decimal), shed ones included: the
-  exact answer behind a Bloom positive (no false drops).
+- ``hw:{C:s}:sn:B`` SET: every admitted fingerprint (the signed 64-bit integer, shed
+  ones included) whose top b bits are B (``seen_bucket``): the exact seen set, one
+  ``SADD`` a URL. Buckets are sized (``seen_bits_for``) to hold about 128 fingerprints
+  at the crawl's expected size (``--bloom-capacity``), so Redis keeps each as an intset
+  (8 bytes a fingerprint; a bucket past ``set-max-intset-entries``, 512 by default,
+  becomes a hash table: still exact, about 6 times the memory).
 - ``hw:{C:s}:urls`` HASH M -> JSON ``[url, host, depth, priority, fp, via, attempts,
   validators, fetches, handler]`` for every QUEUED, LEASED or parked URL (deleted when
   DONE or FAILED); ``handler`` (the content handler a document was admitted to be read
@@ -48,6 +52,7 @@ each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Clust
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -55,6 +60,23 @@ from headway.urls.domain import registered_domain
 
 PREFIX = "hw"
 DEFAULT_SHARDS = 64
+#: The version of the key layout written down here (the crawl's meta ``layout``).
+LAYOUT = 2
+#: Fingerprints a seen bucket is sized for at the crawl's expected size.
+SEEN_BUCKET_FILL = 128
+_MASK64 = (1 << 64) - 1
+
+
+def seen_bits_for(expected_urls: int, shards: int) -> int:
+    """b such that 2^b buckets per shard hold about ``SEEN_BUCKET_FILL`` fingerprints each
+    when the crawl has seen ``expected_urls`` URLs."""
+    per_shard = max(1, expected_urls // max(1, shards))
+    return max(0, math.ceil(math.log2(max(1.0, per_shard / SEEN_BUCKET_FILL))))
+
+
+def seen_bucket(fp: int, bits: int) -> int:
+    """The seen bucket of fingerprint ``fp``: its top ``bits`` bits."""
+    return (fp & _MASK64) >> (64 - bits) if bits else 0
 
 
 def stable_hash(text: str) -> int:
@@ -104,6 +126,9 @@ class CrawlKeys:
 
     def waiting(self, shard: int, host: str) -> str:
         return f"{PREFIX}:{{{self.crawl}:{shard}}}:nb:{host}"
+
+    def seen(self, shard: int, bucket: int) -> str:
+        return f"{PREFIX}:{{{self.crawl}:{shard}}}:sn:{bucket}"
 
     def host_pair(self, shard: int, host: str) -> tuple[str, str]:
         return self.queue(shard, host), self.waiting(shard, host)

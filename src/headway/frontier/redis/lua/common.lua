@@ -39,6 +39,15 @@ local function enqueue(pq_key, q_key, nb_key, member, priority, not_before)
   end
 end
 
+-- Put a URL just admitted (a new member: in no waiting set) into its host queue.
+local function enqueue_new(pq_key, q_key, nb_key, member, priority, not_before)
+  redis.call('ZADD', q_key, priority, member)
+  redis.call('ZADD', pq_key, priority, member)
+  if tonumber(not_before) > 0 then
+    redis.call('ZADD', nb_key, not_before, member)
+  end
+end
+
 -- Remove a QUEUED URL from every queue index; true when it was queued.
 local function dequeue(pq_key, q_key, nb_key, member)
   if redis.call('ZREM', q_key, member) == 0 then
