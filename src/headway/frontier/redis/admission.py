@@ -68,7 +68,7 @@ class RedisAdmission:
         calls = []
         for shard, groups in by_shard.items():
             hosts = list(groups)
-            keys = self.keys.shard_keys(shard, "urls", "pq", "ready", "hosts", "admitted", "totals")
+            keys = self.keys.shard_keys(shard, "worst", "ready", "hosts", "admitted", "totals")
             keys += self.keys.host_keys(shard, hosts)
             buckets: dict[int, int] = {}
             per_url: list[Any] = []
@@ -122,38 +122,37 @@ class RedisAdmission:
             excess = sum(self._queued.values()) - cap
             if excess <= 0:
                 break
-            pipe = self._client.pipeline(transaction=False)
-            for s in range(self.shards):
-                pipe.zrange(self.keys.shard(s, "pq"), -excess, -1, withscores=True)
-            worst: list[tuple[float, str, int]] = []
-            for s, rows in enumerate(pipe.execute()):
-                worst += [(score, m, s) for m, score in rows]
+            prefix = [self.keys.queue(s, "") for s in range(self.shards)]
+            reads = [
+                ("worst", [self.keys.shard(s, "worst")], [excess, prefix[s]])
+                for s in range(self.shards)
+            ]
+            worst: list[tuple[int, str, int, str]] = []
+            for s, rows in enumerate(self._scripts.run_many(reads)):
+                for i in range(0, len(rows), 3):
+                    worst.append((int(rows[i]), rows[i + 1], s, rows[i + 2]))
+            if not worst:
+                break  # only URLs waiting for a retry or revisit are left: never shed
             worst.sort(reverse=True)
-            victims: dict[int, list[str]] = {}
-            for _, m, s in worst[:excess]:
-                victims.setdefault(s, []).append(m)
+            victims: dict[int, list[tuple[str, str, int]]] = {}
+            for level, m, s, host in worst[:excess]:
+                victims.setdefault(s, []).append((m, host, level))
             gone = self._evict(victims)
-            batch += sum(1 for m in gone if int(m) in new_ids)
-            older += sum(1 for m in gone if int(m) not in new_ids)
+            batch += sum(1 for i in gone if int(i) in new_ids)
+            older += sum(1 for i in gone if int(i) not in new_ids)
         return batch, older
 
-    def _evict(self, victims: dict[int, list[str]]) -> list[str]:
-        pipe = self._client.pipeline(transaction=False)
-        order = list(victims)
-        for s in order:
-            pipe.hmget(self.keys.shard(s, "urls"), victims[s])
+    def _evict(self, victims: dict[int, list[tuple[str, str, int]]]) -> list[str]:
+        """Shed the given queued URLs (member, host, level) of each shard; the ids shed."""
         calls = []
-        for s, records in zip(order, pipe.execute(), strict=True):
+        for s, items in victims.items():
             hosts: dict[str, int] = {}
-            pairs: list[Any] = []
-            for m, rec in zip(victims[s], records, strict=True):
-                if rec is None:
-                    continue
-                host = json.loads(rec)[1]
-                pairs += [m, hosts.setdefault(host, len(hosts) + 1)]
-            keys = self.keys.shard_keys(s, "urls", "pq", "ready", "hosts", "admitted", "totals")
+            triples: list[Any] = []
+            for m, host, level in items:
+                triples += [m, hosts.setdefault(host, len(hosts) + 1), level]
+            keys = self.keys.shard_keys(s, "worst", "ready", "hosts", "admitted", "totals")
             keys += self.keys.host_keys(s, list(hosts))
-            calls.append(("evict", keys, [len(hosts), *hosts, *pairs]))
+            calls.append(("evict", keys, [len(hosts), *hosts, *triples]))
         gone: list[str] = []
         for reply in self._scripts.run_many(calls):
             gone += reply

@@ -65,7 +65,6 @@ from headway.frontier.store import (
 
 log = logging.getLogger(__name__)
 
-_SHARD_CORE = ("urls", "pq", "ready", "hosts")
 _KIND = {
     Settle.DONE: "done",
     Settle.FAILED: "failed",
@@ -268,7 +267,7 @@ class RedisFrontier:
         args: list[Any] = []
         for lease, host, kind, not_before, bound, v in items:
             args += [lease, hosts.setdefault(host, len(hosts) + 1), kind, not_before, bound, v]
-        keys = self.keys.shard_keys(shard, "urls", "pq", "ready", "hosts", "leases", "totals")
+        keys = self.keys.shard_keys(shard, "urls", "ready", "hosts", "leases", "totals")
         keys += self.keys.host_keys(shard, list(hosts))
         return "settle", keys, [len(hosts), *hosts, *args]
 
@@ -334,7 +333,7 @@ class RedisFrontier:
         calls = []
         for s, items in by_shard.items():
             keys = self.keys.shard_keys(
-                s, "urls", "pq", "ready", "hosts", "leases", "totals", "owner"
+                s, "urls", "worst", "ready", "hosts", "leases", "totals", "owner"
             )
             keys += self.keys.host_keys(s, [h for h, _ in items])
             mode = {None: "", True: "revisits", False: "new"}[revisits_first]
@@ -361,7 +360,7 @@ class RedisFrontier:
         self._check_open()
         s = self.shard_of(host)
         keys = [
-            *self.keys.shard_keys(s, "urls", "pq", "ready", "totals"),
+            *self.keys.shard_keys(s, "worst", "ready", "totals"),
             *self.keys.host_pair(s, host),
         ]
         dropped = int(self._retry(lambda: self._scripts.run_many([("drop_host", keys, [host])]))[0])

@@ -122,7 +122,8 @@ class CrawlKeys:
         return f"{PREFIX}:{{{self.crawl}:{shard}}}:{name}"
 
     def queue(self, shard: int, host: str) -> str:
-        return f"{PREFIX}:{{{self.crawl}:{shard}}}:q:{host}"
+        """The host's levels key (its level lists' names extend it, see the docstring)."""
+        return f"{PREFIX}:{{{self.crawl}:{shard}}}:lv:{host}"
 
     def waiting(self, shard: int, host: str) -> str:
         return f"{PREFIX}:{{{self.crawl}:{shard}}}:nb:{host}"

@@ -1,16 +1,17 @@
 -- Admit a batch of URL entries of one shard: seen check (one SADD of the fingerprint
 -- into its seen bucket: 1 when new), per-host budget with eviction of worse queued URLs,
--- enqueue.
--- KEYS: 1 urls, 2 pq, 3 ready, 4 hosts, 5 admitted, 6 totals, then (q, nb) per host of
---       the batch, then the seen buckets of the batch.
+-- enqueue (a fresh URL at the tail of its level's list, one with a not_before in the
+-- host's waiting set).
+-- KEYS: 1 worst, 2 ready, 3 hosts, 4 admitted, 5 totals, then (lv, nb) per host of the
+--       batch, then the seen buckets of the batch.
 -- ARGV: 1 host budget, 2 shard count, 3 shard, 4 host count, 5 bucket count, then the
 --       hosts, then 6 values per entry: bucket index (1-based, among the buckets), fp,
 --       host index, priority, not_before, record.
--- Returns {added, duplicates, shed, evicted, queued in shard, {added members}}.
+-- Returns {added, duplicates, shed, evicted, queued in shard, {added ids}}.
 local budget, nshards, shard = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local nhosts, nbuckets = tonumber(ARGV[4]), tonumber(ARGV[5])
+local nhosts = tonumber(ARGV[4])
 local base = 5 + nhosts
-local bucket_base = 6 + 2 * nhosts
+local bucket_base = 5 + 2 * nhosts
 local dups, shed, evicted = 0, 0, 0
 local groups = {}
 local n = 0
@@ -30,13 +31,13 @@ for i = base + 1, #ARGV, 6 do
   end
 end
 if n > 0 then
-  redis.call('HINCRBY', KEYS[6], 'seen', n)
+  redis.call('HINCRBY', KEYS[5], 'seen', n)
 end
 local added = {}
 for hidx, g in pairs(groups) do
   local host = ARGV[5 + hidx]
-  local q_key, nb_key = KEYS[5 + 2 * hidx], KEYS[6 + 2 * hidx]
-  local admitted = tonumber(redis.call('HGET', KEYS[5], host) or '0')
+  local lv_key, nb_key = KEYS[4 + 2 * hidx], KEYS[5 + 2 * hidx]
+  local admitted = tonumber(redis.call('HGET', KEYS[4], host) or '0')
   local room = budget - admitted
   local keep = #g
   if #g > room then
@@ -46,14 +47,13 @@ for hidx, g in pairs(groups) do
     end)
     keep = math.max(room, 0)
     for i = keep + 1, #g do
-      local worst = redis.call('ZRANGE', q_key, -1, -1, 'WITHSCORES')
+      local worst = redis.call('ZRANGE', lv_key, -1, -1, 'WITHSCORES')
       if #worst == 0 or g[i].prio >= tonumber(worst[2]) then
         shed = shed + (#g - i + 1)
         break
       end
-      dequeue(KEYS[2], q_key, nb_key, worst[1])
-      redis.call('HDEL', KEYS[1], worst[1])
-      redis.call('HINCRBY', KEYS[6], 'queued', -1)
+      pop_worst(lv_key)
+      redis.call('HINCRBY', KEYS[5], 'queued', -1)
       admitted = admitted - 1
       evicted = evicted + 1
       shed = shed + 1
@@ -61,22 +61,26 @@ for hidx, g in pairs(groups) do
     end
   end
   if keep > 0 then
-    -- ids seq - keep + 1 .. seq, in the batch's order
-    local seq = redis.call('HINCRBY', KEYS[6], 'next_id', keep) - keep
+    -- ids seq + 1 .. seq + keep, in the batch's order
+    local seq = redis.call('HINCRBY', KEYS[5], 'next_id', keep) - keep
     for i = 1, keep do
       local e = g[i]
-      local member = string.format('%015d', (seq + i) * nshards + shard)
-      redis.call('HSET', KEYS[1], member, e.rec)
-      enqueue_new(KEYS[2], q_key, nb_key, member, e.prio_s, e.nb)
-      added[#added + 1] = member
+      local id = string.format('%015d', (seq + i) * nshards + shard)
+      if tonumber(e.nb) > 0 then
+        redis.call('ZADD', nb_key, e.nb, id .. e.rec)
+      else
+        push_fresh(lv_key, e.prio_s, id .. e.rec)
+      end
+      added[#added + 1] = id
     end
-    redis.call('HSET', KEYS[5], host, admitted + keep)
-    redis.call('HINCRBY', KEYS[6], 'queued', keep)
+    redis.call('HSET', KEYS[4], host, admitted + keep)
+    redis.call('HINCRBY', KEYS[5], 'queued', keep)
   end
-  refresh_host(KEYS[3], KEYS[4], q_key, nb_key, host)
+  refresh_worst(KEYS[1], lv_key, host)
+  refresh_host(KEYS[2], KEYS[3], lv_key, nb_key, host)
 end
 if shed > 0 then
-  redis.call('HINCRBY', KEYS[6], 'shed:host-budget', shed)
+  redis.call('HINCRBY', KEYS[5], 'shed:host-budget', shed)
 end
-local queued = tonumber(redis.call('HGET', KEYS[6], 'queued') or '0')
+local queued = tonumber(redis.call('HGET', KEYS[5], 'queued') or '0')
 return {#added, dups, shed, evicted, queued, added}
