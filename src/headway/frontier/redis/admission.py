@@ -3,8 +3,11 @@ URLs (seen check in the shard's seen buckets, host budget, queueing),
 then the global ``max_queued`` cap, enforced after the calls by shedding the globally
 worst queued URLs (``evict.lua``), since no one script sees every shard.
 
-The queued total per shard is cached for up to 2 s between admissions: shedding only
-looks at every shard when the cached total says the cap may be passed.
+The queued total per shard is cached: each admission's reply updates its shard, and the
+node's periodic ``counts()`` the shards it read (a window of them in turn, see
+``counts.py``); shedding reads every shard only when the cached total says the cap may
+be passed, or when nothing refreshed the cache for 2 s (a node that does not read its
+counts).
 """
 
 from __future__ import annotations
@@ -51,9 +54,10 @@ class RedisAdmission:
         self._queued: dict[int, int] = {}
         self._queued_at = 0.0
 
-    def forget_queued(self) -> None:
-        """Drop the cached queued totals (they were just read whole)."""
-        self._queued = {}
+    def note_queued(self, per_shard: dict[int, int]) -> None:
+        """The queued totals of the shards as ``counts()`` last read them."""
+        self._queued = dict(per_shard)
+        self._queued_at = time.monotonic()
 
     def calls(self, entries: Sequence[UrlEntry]) -> tuple[list[Call], int]:
         """One admit.lua call per shard for ``entries``, and the duplicates within them."""

@@ -32,7 +32,13 @@ from headway.errors import StoreError
 from headway.frontier.redis import reads
 from headway.frontier.redis.admission import RedisAdmission
 from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
-from headway.frontier.redis.counts import read_counts_raw
+from headway.frontier.redis.counts import (
+    COUNTS_WINDOW,
+    ShardTotals,
+    read_counts,
+    read_shards,
+    sum_counts,
+)
 from headway.frontier.redis.epoch import (
     CrawlLostError,
     LostCrawl,
@@ -107,6 +113,8 @@ class RedisFrontier:
         self._lease_hosts: dict[int, str] = {}
         self._lost = LostCrawl()
         self._last_counts: FrontierCounts | None = None
+        self._shard_totals: dict[int, ShardTotals] = {}  # last reading of each shard
+        self._counts_next = 0  # the first shard of the next window
         shape = self._retry(
             lambda: open_crawl(
                 self._client, self.keys, limits, shards, shard_ttl, self._url.masked()
@@ -449,32 +457,46 @@ class RedisFrontier:
         self._shared.put_host_states(items)
 
     def counts(self) -> FrontierCounts:
-        """The crawl's totals. An empty frontier (nothing queued, nothing leased) is
-        reported only from a consistent snapshot: the shards are read again until two
-        reads in a row agree, since a page's settlement and its links' admission touch
-        several shards one after another and a single pass could fall between them."""
+        """The crawl's totals. Each call reads a window of shards in turn (``counts.py``:
+        the periodic read does not grow with the shard count). An empty frontier
+        (nothing queued, nothing leased) is reported only from a consistent snapshot of
+        every shard: they are read again until two reads in a row agree, since a page's
+        settlement and its links' admission touch several shards one after another and
+        a single pass could fall between them."""
         self._check_open()
         if self._lost:
-            return self._last_counts or self._retry(self._read_counts)[0]
-        counts, raw = self._retry(self._read_counts)
-        for _ in range(10):
-            if counts.queued or counts.leased:
-                break
-            again, raw2 = self._retry(self._read_counts)
-            if raw2 == raw:
-                break
-            counts, raw = again, raw2
+            return self._last_counts or self._retry(
+                lambda: read_counts(self._client, self.keys, self.shards)
+            )
+        everything = range(self.shards)
+        if len(self._shard_totals) < self.shards:
+            window: Sequence[int] = everything
+        else:
+            first = self._counts_next
+            window = [(first + i) % self.shards for i in range(min(COUNTS_WINDOW, self.shards))]
+            self._counts_next = (first + len(window)) % self.shards
+        self._shard_totals.update(self._retry(lambda: self._read_shards(window)))
+        counts = sum_counts(self._shard_totals.values())
+        if not (counts.queued or counts.leased):
+            raw = self._retry(lambda: self._read_shards(everything))
+            for _ in range(10):
+                again = self._retry(lambda: self._read_shards(everything))
+                if again == raw:
+                    break
+                raw = again
+            self._shard_totals = raw
+            counts = sum_counts(raw.values())
         if not (counts.queued or counts.leased):
             # an empty frontier ends the crawl: first make sure it is not a lost one
             self.verify_epoch()
             if self._lost:
                 return self._last_counts or counts
         self._last_counts = counts
-        self._admission.forget_queued()
+        self._admission.note_queued({s: t[0] for s, t in self._shard_totals.items()})
         return counts
 
-    def _read_counts(self) -> tuple[FrontierCounts, Any]:
-        return read_counts_raw(self._client, self.keys, self.shards)
+    def _read_shards(self, shards: Sequence[int]) -> dict[int, ShardTotals]:
+        return read_shards(self._client, self.keys, shards)
 
     def get_meta(self, key: str) -> str | None:
         self._check_open()
