@@ -1,6 +1,7 @@
-"""The Redis frontier's seen set: fingerprints in small per-shard buckets that Redis keeps
-as intsets (8 bytes a fingerprint), exact (a new URL is never taken for a seen one), and
-a crawl made with the previous layout is refused with one line."""
+"""Redis memory of the shared frontier. The seen set: fingerprints in small per-shard
+buckets that Redis keeps as intsets (8 bytes a fingerprint), exact (a new URL is never
+taken for a seen one). A queued URL: one string (id and record) in its host's level list,
+nothing else per URL. A crawl made with the previous layout is refused with one line."""
 
 from __future__ import annotations
 
@@ -66,4 +67,26 @@ def test_a_crawl_of_the_previous_layout_is_refused_with_one_line(
         assert "earlier version" in message and "--crawl-id" in message
         assert client.hget(meta, "layout") is None  # left as it was
     finally:
+        client.close()
+
+
+def test_a_queued_url_costs_its_record_and_a_few_bytes(redis_server: RedisServer) -> None:
+    urls = 3000
+    limits = FrontierLimits(bloom_capacity=urls, host_budget=10**6)
+    store = RedisFrontier(
+        redis_server.url, f"queued{next(_ids)}", "n1", limits, shards=SHARDS, handover_gap=0.0
+    )
+    client = redis.Redis(port=redis_server.port, decode_responses=True)
+    try:
+        batch = [
+            entry(f"http://big.test/section/{i % 40}/page-{i}.html", i % 3) for i in range(urls)
+        ]
+        assert store.add(batch, now=0).added == urls
+        shard_keys = client.keys(f"hw:{{{store.keys.crawl}:*}}:*")
+        queue = [k for k in shard_keys if ":sn:" not in k and ":epoch:" not in k]
+        used = sum(int(client.memory_usage(k) or 0) for k in queue)
+        record = len(batch[0].url) + 60  # its JSON record and id, about
+        assert used / urls < record + 40, (used / urls, record)
+    finally:
+        store.close()
         client.close()
