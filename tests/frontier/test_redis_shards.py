@@ -186,7 +186,7 @@ def test_an_empty_frontier_is_reported_only_from_a_consistent_snapshot(
     """A page's settlement (its shard: leased - 1) and its links' admission (other
     shards: queued + 1) land one after another; a read falling between them sees
     nothing queued and nothing leased, which must not end the crawl."""
-    from headway.frontier.redis import backend
+    from headway.frontier.redis import counts as counts_module
     from headway.frontier.redis.counts import TOTALS
     from headway.frontier.store import FrontierCounts
 
@@ -201,7 +201,7 @@ def test_an_empty_frontier_is_reported_only_from_a_consistent_snapshot(
         return lambda _c, _k, shards: {s: first if s == 0 else (0,) * len(first) for s in shards}
 
     reads = iter([shard_rows(empty), shard_rows(busy), shard_rows(busy)])
-    monkeypatch.setattr(backend, "read_shards", lambda *args: next(reads)(*args))
+    monkeypatch.setattr(counts_module, "read_shards", lambda *args: next(reads)(*args))
     assert a.counts().queued == 1
     reads = iter([shard_rows(empty), shard_rows(empty), shard_rows(empty)])
     assert a.counts() == empty

@@ -32,13 +32,7 @@ from headway.errors import StoreError
 from headway.frontier.redis import reads
 from headway.frontier.redis.admission import RedisAdmission
 from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
-from headway.frontier.redis.counts import (
-    COUNTS_WINDOW,
-    ShardTotals,
-    read_counts,
-    read_shards,
-    sum_counts,
-)
+from headway.frontier.redis.counts import RollingCounts, read_counts
 from headway.frontier.redis.epoch import (
     CrawlLostError,
     LostCrawl,
@@ -113,8 +107,6 @@ class RedisFrontier:
         self._lease_hosts: dict[int, str] = {}
         self._lost = LostCrawl()
         self._last_counts: FrontierCounts | None = None
-        self._shard_totals: dict[int, ShardTotals] = {}  # last reading of each shard
-        self._counts_next = 0  # the first shard of the next window
         shape = self._retry(
             lambda: open_crawl(
                 self._client, self.keys, limits, shards, shard_ttl, self._url.masked()
@@ -123,6 +115,7 @@ class RedisFrontier:
         self.shards = shape.shards
         self._scripts: Scripts = self._retry(lambda: Scripts(self._client, shape.epoch))
         self._shared = SharedState(self._client, self._retry, self.keys, self.shards)
+        self._counts = RollingCounts(self._client, self.keys, self.shards, self._retry)
         self._admission = RedisAdmission(
             self._client,
             self._scripts,
@@ -468,35 +461,15 @@ class RedisFrontier:
             return self._last_counts or self._retry(
                 lambda: read_counts(self._client, self.keys, self.shards)
             )
-        everything = range(self.shards)
-        if len(self._shard_totals) < self.shards:
-            window: Sequence[int] = everything
-        else:
-            first = self._counts_next
-            window = [(first + i) % self.shards for i in range(min(COUNTS_WINDOW, self.shards))]
-            self._counts_next = (first + len(window)) % self.shards
-        self._shard_totals.update(self._retry(lambda: self._read_shards(window)))
-        counts = sum_counts(self._shard_totals.values())
-        if not (counts.queued or counts.leased):
-            raw = self._retry(lambda: self._read_shards(everything))
-            for _ in range(10):
-                again = self._retry(lambda: self._read_shards(everything))
-                if again == raw:
-                    break
-                raw = again
-            self._shard_totals = raw
-            counts = sum_counts(raw.values())
+        counts = self._counts.read()
         if not (counts.queued or counts.leased):
             # an empty frontier ends the crawl: first make sure it is not a lost one
             self.verify_epoch()
             if self._lost:
                 return self._last_counts or counts
         self._last_counts = counts
-        self._admission.note_queued({s: t[0] for s, t in self._shard_totals.items()})
+        self._admission.note_queued(self._counts.queued())
         return counts
-
-    def _read_shards(self, shards: Sequence[int]) -> dict[int, ShardTotals]:
-        return read_shards(self._client, self.keys, shards)
 
     def get_meta(self, key: str) -> str | None:
         self._check_open()

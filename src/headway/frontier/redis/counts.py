@@ -10,7 +10,7 @@ again until two full reads agree."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from headway.frontier.redis.keys import CrawlKeys
@@ -70,3 +70,51 @@ def sum_counts(per_shard: Iterable[ShardTotals]) -> FrontierCounts:
 def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:
     """The crawl's totals, summed over every shard (one pipeline)."""
     return sum_counts(read_shards(client, keys, range(shards)).values())
+
+
+class RollingCounts:
+    """One node's periodic reading of its crawl's totals (see the module docstring);
+    ``retry`` runs a read through an outage (``RedisLink.retry``)."""
+
+    def __init__(
+        self, client: Any, keys: CrawlKeys, shards: int, retry: Callable[[Callable[[], Any]], Any]
+    ) -> None:
+        self._client = client
+        self._keys = keys
+        self._shards = shards
+        self._retry = retry
+        self.per_shard: dict[int, ShardTotals] = {}  # last reading of each shard
+        self._next = 0  # the first shard of the next window
+
+    def _read(self, shards: Sequence[int]) -> dict[int, ShardTotals]:
+        got: dict[int, ShardTotals] = self._retry(
+            lambda: read_shards(self._client, self._keys, shards)
+        )
+        return got
+
+    def read(self) -> FrontierCounts:
+        """The totals: the next window of shards read, the others as last read; when that
+        says nothing is queued or leased, every shard read until two reads agree."""
+        everything = range(self._shards)
+        if len(self.per_shard) < self._shards:
+            window: Sequence[int] = everything
+        else:
+            first = self._next
+            window = [(first + i) % self._shards for i in range(min(COUNTS_WINDOW, self._shards))]
+            self._next = (first + len(window)) % self._shards
+        self.per_shard.update(self._read(window))
+        counts = sum_counts(self.per_shard.values())
+        if counts.queued or counts.leased:
+            return counts
+        raw = self._read(everything)
+        for _ in range(10):
+            again = self._read(everything)
+            if again == raw:
+                break
+            raw = again
+        self.per_shard = raw
+        return sum_counts(raw.values())
+
+    def queued(self) -> dict[int, int]:
+        """The queued total of each shard as last read."""
+        return {s: row[0] for s, row in self.per_shard.items()}
