@@ -55,12 +55,15 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--probe", type=int, default=200_000, help="admissions timed per size")
     ap.add_argument("--probe-settle", type=int, default=20_000, help="settles timed per size")
+    ap.add_argument("--bloom-capacity", type=int, default=0, help="default: the largest size")
     ap.add_argument("--dir", type=Path, default=None)
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     where = args.dir or Path(tempfile.mkdtemp(prefix="bench-frontier-"))
     db = where / "frontier.db"
-    limits = FrontierLimits(bloom_capacity=1_000_000)  # grows with the seen set
+    # the filter is configured for the largest size (as a crawl of that size would be),
+    # and grows 16-fold from 65,536 up to it as the seen set does
+    limits = FrontierLimits(bloom_capacity=max(1_000, *sizes, args.bloom_capacity))
     store = SqliteFrontier(db, limits, node_id="bench")
 
     done = 0

@@ -5,9 +5,10 @@ Starts its own redis-server on a free loopback port. Phase 1 admits ``--urls`` U
 ``--hosts`` hosts (batches of ``--batch``; 500 is what a node's pages give, larger
 batches fill 10 million URLs in minutes: the memory figures do not depend on it); phase 2
 leases and settles ``--pages`` pages the way a node does (ready hosts, a batch lease,
-completions in batches of 50 carrying ``--links`` discovered links each, 1 in 5 of them
-new); phase 3 marks every URL seen but not queued (drops all queued URLs) to separate
-seen memory from queued memory. Figures come from INFO (commandstats, stats, cpu, memory) deltas.
+completions in batches of 50 carrying ``--links`` discovered links each, 1 in
+``--new-every`` of them new, 5 by default); phase 3 marks every URL seen but not queued
+(drops all queued URLs) to separate seen memory from queued memory. Figures come from
+INFO (commandstats, stats, cpu, memory) deltas.
 
 The crawl's expected size (``--bloom-capacity``, which sizes the seen buckets) is
 ``--urls``. Usage: ``python benchmarks/bench_redis.py [--urls N] [--batch N] [--pages N]
@@ -75,6 +76,7 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=2_000)
     ap.add_argument("--pages", type=int, default=20_000)
     ap.add_argument("--links", type=int, default=50)
+    ap.add_argument("--new-every", type=int, default=5, help="1 link in this many is new")
     ap.add_argument("--shards", type=int, default=64)
     ap.add_argument("--batch", type=int, default=500)
     args = ap.parse_args()
@@ -117,12 +119,14 @@ def main() -> None:
                 part = leased[i : i + 50]
                 links = []
                 for j in range(len(part) * args.links):
-                    if j % 5 == 0:
+                    if j % args.new_every == 0:
                         salt += 1
                         links.append(make(salt, args.hosts, salt=f"-new{salt}"))
                     else:
                         links.append(make((salt * 31 + j) % n, args.hosts))
-                new_links += sum(1 for j in range(len(part) * args.links) if j % 5 == 0)
+                new_links += sum(
+                    1 for j in range(len(part) * args.links) if j % args.new_every == 0
+                )
                 store.complete([Completion(u.id, Settle.DONE) for u in part], links, now)
             settled += len(leased)
             now += 1.0
