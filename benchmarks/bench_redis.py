@@ -79,10 +79,16 @@ def main() -> None:
     ap.add_argument("--new-every", type=int, default=5, help="1 link in this many is new")
     ap.add_argument("--shards", type=int, default=64)
     ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument(
+        "--max-queued", type=int, default=0, help="the frontier's cap (default: none reached)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp, RedisServer(Path(tmp)) as srv:
         client = redis.Redis(port=srv.port)
-        limits = FrontierLimits(bloom_capacity=max(args.urls, 1000), host_budget=10**9)
+        cap = args.max_queued or 2 * args.urls + 10**6
+        limits = FrontierLimits(
+            bloom_capacity=max(args.urls, 1000), host_budget=10**9, max_queued=cap
+        )
         store = RedisFrontier(
             srv.url, "bench", "node-1", limits, shards=args.shards, handover_gap=0.0
         )

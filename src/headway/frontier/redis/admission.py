@@ -32,6 +32,35 @@ from headway.frontier.store import (
 Call = tuple[str, list[str], list[Any]]
 
 
+def shed_plan(counted: list[dict[int, int]], excess: int) -> dict[int, tuple[int, int, int]]:
+    """What each shard sheds so that ``excess`` URLs go, the worst first: from the
+    URLs each shard counted per level (worst.lua), the level T at which the excess is
+    reached; every shard sheds its URLs above T and a share of those at T. Returns
+    shard -> (T, URLs at T, URLs above T), for shards with something to shed."""
+    total: dict[int, int] = {}
+    for per_level in counted:
+        for level, n in per_level.items():
+            total[level] = total.get(level, 0) + n
+    if not total:
+        return {}
+    ordered = sorted(total, reverse=True)
+    threshold, above = ordered[-1], 0
+    for level in ordered:
+        if above + total[level] >= excess:
+            threshold = level
+            break
+        above += total[level]
+    need = excess - above
+    plan: dict[int, tuple[int, int, int]] = {}
+    for s, per_level in enumerate(counted):
+        over = sum(n for level, n in per_level.items() if level > threshold)
+        at = min(need, per_level.get(threshold, 0))
+        need -= at
+        if over or at:
+            plan[s] = (threshold, at, over)
+    return plan
+
+
 class RedisAdmission:
     """Admission for one node's client of a crawl of ``shards`` shards."""
 
@@ -111,7 +140,8 @@ class RedisAdmission:
         return AddResult(added, dups, shed, evicted)
 
     def _enforce_max_queued(self, new_ids: set[int]) -> tuple[int, int]:
-        """Shed the globally worst queued URLs while the frontier is over ``max_queued``:
+        """Shed the globally worst queued URLs when the frontier is over ``max_queued``,
+        down to 99.9 % of it:
         returns (URLs of this batch shed, older queued URLs evicted)."""
         cap = self._limits.max_queued
         now = time.monotonic()
@@ -121,42 +151,39 @@ class RedisAdmission:
         if sum(self._queued.values()) <= cap:
             return 0, 0
         batch = older = 0
+        # once over the cap, shed down to 99.9 % of it: a frontier held at its cap then
+        # sheds once per 0.1 % of it admitted, not at every admission
+        target = cap - cap // 1000
         for _ in range(5):
             self._queued = dict(enumerate(self._shard_totals("queued")))
-            excess = sum(self._queued.values()) - cap
+            excess = sum(self._queued.values()) - target
             if excess <= 0:
                 break
-            prefix = [self.keys.queue(s, "") for s in range(self.shards)]
             reads = [
-                ("worst", [self.keys.shard(s, "worst")], [excess, prefix[s]])
+                ("worst", [self.keys.shard(s, "worst")], [excess, self.keys.queue(s, "")])
                 for s in range(self.shards)
             ]
-            worst: list[tuple[int, str, int, str]] = []
-            for s, rows in enumerate(self._scripts.run_many(reads)):
-                for i in range(0, len(rows), 3):
-                    worst.append((int(rows[i]), rows[i + 1], s, rows[i + 2]))
-            if not worst:
+            counted = [
+                {int(rows[i]): int(rows[i + 1]) for i in range(0, len(rows), 2)}
+                for rows in self._scripts.run_many(reads)
+            ]
+            plan = shed_plan(counted, excess)
+            if not plan:
                 break  # only URLs waiting for a retry or revisit are left: never shed
-            worst.sort(reverse=True)
-            victims: dict[int, list[tuple[str, str, int]]] = {}
-            for level, m, s, host in worst[:excess]:
-                victims.setdefault(s, []).append((m, host, level))
-            gone = self._evict(victims)
+            gone = self._evict(plan)
             batch += sum(1 for i in gone if int(i) in new_ids)
             older += sum(1 for i in gone if int(i) not in new_ids)
+            if not gone:
+                break
         return batch, older
 
-    def _evict(self, victims: dict[int, list[tuple[str, str, int]]]) -> list[str]:
-        """Shed the given queued URLs (member, host, level) of each shard; the ids shed."""
+    def _evict(self, plan: dict[int, tuple[int, int, int]]) -> list[str]:
+        """Shed, in each shard, the URLs above level T and ``at`` URLs at T; the ids."""
         calls = []
-        for s, items in victims.items():
-            hosts: dict[str, int] = {}
-            triples: list[Any] = []
-            for m, host, level in items:
-                triples += [m, hosts.setdefault(host, len(hosts) + 1), level]
+        for s, (level, at, above) in plan.items():
             keys = self.keys.shard_keys(s, "worst", "ready", "hosts", "admitted", "totals")
-            keys += self.keys.host_keys(s, list(hosts))
-            calls.append(("evict", keys, [len(hosts), *hosts, *triples]))
+            prefixes = [self.keys.queue(s, ""), self.keys.waiting(s, "")]
+            calls.append(("evict", keys, [level, at, above, *prefixes]))
         gone: list[str] = []
         for reply in self._scripts.run_many(calls):
             gone += reply
