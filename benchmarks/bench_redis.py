@@ -2,13 +2,17 @@
 network bytes and Redis CPU per discovered URL and per settled page.
 
 Starts its own redis-server on a free loopback port. Phase 1 admits ``--urls`` URLs over
-``--hosts`` hosts (batches of 500, as pages' links arrive); phase 2 leases and settles
-``--pages`` pages the way a node does (ready hosts, a batch lease, completions in batches
-of 50 carrying ``--links`` discovered links each, 1 in 5 of them new); phase 3 marks every
-URL seen but not queued (drops all queued URLs) to separate seen memory from queued
-memory. Figures come from INFO (commandstats, stats, cpu, memory) deltas.
+``--hosts`` hosts (batches of ``--batch``; 500 is what a node's pages give, larger
+batches fill 10 million URLs in minutes: the memory figures do not depend on it); phase 2
+leases and settles ``--pages`` pages the way a node does (ready hosts, a batch lease,
+completions in batches of 50 carrying ``--links`` discovered links each, 1 in
+``--new-every`` of them new, 5 by default); phase 3 marks every URL seen but not queued
+(drops all queued URLs) to separate seen memory from queued memory. Figures come from
+INFO (commandstats, stats, cpu, memory) deltas.
 
-Usage: ``python benchmarks/bench_redis.py [--urls N] [--pages N] [--shards S]``.
+The crawl's expected size (``--bloom-capacity``, which sizes the seen buckets) is
+``--urls``. Usage: ``python benchmarks/bench_redis.py [--urls N] [--batch N] [--pages N]
+[--shards S]``; at 10 million URLs: ``--urls 10000000 --batch 5000 --hosts 20000``.
 """
 
 from __future__ import annotations
@@ -50,6 +54,18 @@ def snapshot(client: Any) -> dict[str, float]:
     }
 
 
+def commandstats(client: Any) -> dict[str, int]:
+    return {k: int(v["calls"]) for k, v in client.info("commandstats").items()}
+
+
+def by_command(before: dict[str, int], client: Any, per: int) -> str:
+    """The commands run since ``before``, per ``per``, the most frequent first."""
+    after = commandstats(client)
+    diff = {k.removeprefix("cmdstat_"): after[k] - before.get(k, 0) for k in after}
+    top = sorted(((n, k) for k, n in diff.items() if n), reverse=True)[:10]
+    return ", ".join(f"{k} {n / per:.2f}" for n, k in top)
+
+
 def delta(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
     return {k: b[k] - a[k] for k in a}
 
@@ -60,18 +76,27 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=2_000)
     ap.add_argument("--pages", type=int, default=20_000)
     ap.add_argument("--links", type=int, default=50)
+    ap.add_argument("--new-every", type=int, default=5, help="1 link in this many is new")
     ap.add_argument("--shards", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument(
+        "--max-queued", type=int, default=0, help="the frontier's cap (default: none reached)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp, RedisServer(Path(tmp)) as srv:
         client = redis.Redis(port=srv.port)
-        limits = FrontierLimits(bloom_capacity=max(args.urls * 2, 1000))
+        cap = args.max_queued or 2 * args.urls + 10**6
+        limits = FrontierLimits(
+            bloom_capacity=max(args.urls, 1000), host_budget=10**9, max_queued=cap
+        )
         store = RedisFrontier(
             srv.url, "bench", "node-1", limits, shards=args.shards, handover_gap=0.0
         )
         base = snapshot(client)
         t0 = time.perf_counter()
-        for start in range(0, args.urls, 500):
-            store.add([make(i, args.hosts) for i in range(start, start + 500)], now=0.0)
+        for start in range(0, args.urls, args.batch):
+            end = min(args.urls, start + args.batch)
+            store.add([make(i, args.hosts) for i in range(start, end)], now=0.0)
         secs = time.perf_counter() - t0
         d = delta(base, snapshot(client))
         n = args.urls
@@ -83,6 +108,7 @@ def main() -> None:
         )
 
         base = snapshot(client)
+        cmd_base = commandstats(client)
         t0 = time.perf_counter()
         settled = new_links = 0
         now = 1.0
@@ -99,12 +125,14 @@ def main() -> None:
                 part = leased[i : i + 50]
                 links = []
                 for j in range(len(part) * args.links):
-                    if j % 5 == 0:
+                    if j % args.new_every == 0:
                         salt += 1
                         links.append(make(salt, args.hosts, salt=f"-new{salt}"))
                     else:
                         links.append(make((salt * 31 + j) % n, args.hosts))
-                new_links += sum(1 for j in range(len(part) * args.links) if j % 5 == 0)
+                new_links += sum(
+                    1 for j in range(len(part) * args.links) if j % args.new_every == 0
+                )
                 store.complete([Completion(u.id, Settle.DONE) for u in part], links, now)
             settled += len(leased)
             now += 1.0
@@ -117,7 +145,9 @@ def main() -> None:
             f" {d['net'] / settled:,.0f} bytes; per discovered link:"
             f" {d['calls'] / found:.3f} commands, {d['net'] / found:.0f} bytes;"
             f" Redis CPU per 1,000 pages: {d['cpu'] / settled * 1000:.2f} s"
+            f" ({d['cpu'] / found * 1e6:.1f} us per discovered link)"
         )
+        print("commands per discovered link: " + by_command(cmd_base, client, found))
 
         counts = store.counts()
         before = snapshot(client)

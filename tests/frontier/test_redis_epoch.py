@@ -109,6 +109,7 @@ def _script_calls(store: RedisFrontier) -> list[tuple[str, list[str], list[Any]]
             ["park", 1, host],
         ),
         ("shard", [k.shard(s, "owner")], ["acquire", "intruder", 60_000]),
+        ("worst", [k.shard(s, "worst")], [5, k.queue(s, "")]),
     ]
 
 

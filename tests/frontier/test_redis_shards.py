@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -185,14 +186,22 @@ def test_an_empty_frontier_is_reported_only_from_a_consistent_snapshot(
     """A page's settlement (its shard: leased - 1) and its links' admission (other
     shards: queued + 1) land one after another; a read falling between them sees
     nothing queued and nothing leased, which must not end the crawl."""
-    from headway.frontier.redis import backend
+    from headway.frontier.redis import counts as counts_module
+    from headway.frontier.redis.counts import TOTALS
     from headway.frontier.store import FrontierCounts
 
     a = open_node("a")
     empty = FrontierCounts(0, 0, 5, 0, 6, 0, {"host-budget": 0, "frontier-full": 0})
     busy = FrontierCounts(1, 0, 5, 0, 6, 1, {"host-budget": 0, "frontier-full": 0})
-    reads = iter([(empty, ["between"]), (busy, ["after"]), (busy, ["after"])])
-    monkeypatch.setattr(backend, "read_counts_raw", lambda *args: next(reads))
+
+    def shard_rows(counts: FrontierCounts) -> Callable[..., Any]:
+        """A read of every shard asked for, the first holding ``counts``, the rest 0."""
+        row = dict(queued=counts.queued, leased=counts.leased, done=counts.done, seen=counts.seen)
+        first = (*(row.get(name, 0) for name in TOTALS), counts.hosts_queued)
+        return lambda _c, _k, shards: {s: first if s == 0 else (0,) * len(first) for s in shards}
+
+    reads = iter([shard_rows(empty), shard_rows(busy), shard_rows(busy)])
+    monkeypatch.setattr(counts_module, "read_shards", lambda *args: next(reads)(*args))
     assert a.counts().queued == 1
-    reads = iter([(empty, ["end"]), (empty, ["end"])])
+    reads = iter([shard_rows(empty), shard_rows(empty), shard_rows(empty)])
     assert a.counts() == empty

@@ -177,7 +177,8 @@ class FrontierSettings:
     bloom_capacity: int = _opt(
         10_000_000,
         "most URLs the seen filter is sized for (its memory: 1.8 bytes per URL of its "
-        "sizing); the embedded store's filter starts at 65,536 and grows 16-fold to this",
+        "sizing); the embedded store's filter starts at 65,536 and grows 16-fold to this; "
+        "a shared (Redis) crawl sizes its seen buckets for it when it is created",
         min=1000,
     )
     memory_target_mib: int = _opt(

@@ -32,7 +32,7 @@ from headway.errors import StoreError
 from headway.frontier.redis import reads
 from headway.frontier.redis.admission import RedisAdmission
 from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
-from headway.frontier.redis.counts import read_counts_raw
+from headway.frontier.redis.counts import RollingCounts, read_counts
 from headway.frontier.redis.epoch import (
     CrawlLostError,
     LostCrawl,
@@ -65,7 +65,6 @@ from headway.frontier.store import (
 
 log = logging.getLogger(__name__)
 
-_SHARD_CORE = ("urls", "pq", "ready", "hosts")
 _KIND = {
     Settle.DONE: "done",
     Settle.FAILED: "failed",
@@ -116,14 +115,14 @@ class RedisFrontier:
         self.shards = shape.shards
         self._scripts: Scripts = self._retry(lambda: Scripts(self._client, shape.epoch))
         self._shared = SharedState(self._client, self._retry, self.keys, self.shards)
+        self._counts = RollingCounts(self._client, self.keys, self.shards, self._retry)
         self._admission = RedisAdmission(
             self._client,
             self._scripts,
             self.keys,
             self.shards,
             limits,
-            bloom_bits=shape.bloom_bits,
-            probes=shape.bloom_probes,
+            seen_bits=shape.seen_bits,
         )
         self._leases = ShardLeases(
             self._client,
@@ -278,7 +277,7 @@ class RedisFrontier:
         args: list[Any] = []
         for lease, host, kind, not_before, bound, v in items:
             args += [lease, hosts.setdefault(host, len(hosts) + 1), kind, not_before, bound, v]
-        keys = self.keys.shard_keys(shard, "urls", "pq", "ready", "hosts", "leases", "totals")
+        keys = self.keys.shard_keys(shard, "urls", "ready", "hosts", "leases", "totals")
         keys += self.keys.host_keys(shard, list(hosts))
         return "settle", keys, [len(hosts), *hosts, *args]
 
@@ -344,7 +343,7 @@ class RedisFrontier:
         calls = []
         for s, items in by_shard.items():
             keys = self.keys.shard_keys(
-                s, "urls", "pq", "ready", "hosts", "leases", "totals", "owner"
+                s, "urls", "worst", "ready", "hosts", "leases", "totals", "owner"
             )
             keys += self.keys.host_keys(s, [h for h, _ in items])
             mode = {None: "", True: "revisits", False: "new"}[revisits_first]
@@ -371,7 +370,7 @@ class RedisFrontier:
         self._check_open()
         s = self.shard_of(host)
         keys = [
-            *self.keys.shard_keys(s, "urls", "pq", "ready", "totals"),
+            *self.keys.shard_keys(s, "worst", "ready", "totals"),
             *self.keys.host_pair(s, host),
         ]
         dropped = int(self._retry(lambda: self._scripts.run_many([("drop_host", keys, [host])]))[0])
@@ -464,32 +463,26 @@ class RedisFrontier:
         return self._shared.host_counts(hosts)
 
     def counts(self) -> FrontierCounts:
-        """The crawl's totals. An empty frontier (nothing queued, nothing leased) is
-        reported only from a consistent snapshot: the shards are read again until two
-        reads in a row agree, since a page's settlement and its links' admission touch
-        several shards one after another and a single pass could fall between them."""
+        """The crawl's totals. Each call reads a window of shards in turn (``counts.py``:
+        the periodic read does not grow with the shard count). An empty frontier
+        (nothing queued, nothing leased) is reported only from a consistent snapshot of
+        every shard: they are read again until two reads in a row agree, since a page's
+        settlement and its links' admission touch several shards one after another and
+        a single pass could fall between them."""
         self._check_open()
         if self._lost:
-            return self._last_counts or self._retry(self._read_counts)[0]
-        counts, raw = self._retry(self._read_counts)
-        for _ in range(10):
-            if counts.queued or counts.leased:
-                break
-            again, raw2 = self._retry(self._read_counts)
-            if raw2 == raw:
-                break
-            counts, raw = again, raw2
+            return self._last_counts or self._retry(
+                lambda: read_counts(self._client, self.keys, self.shards)
+            )
+        counts = self._counts.read()
         if not (counts.queued or counts.leased):
             # an empty frontier ends the crawl: first make sure it is not a lost one
             self.verify_epoch()
             if self._lost:
                 return self._last_counts or counts
         self._last_counts = counts
-        self._admission.forget_queued()
+        self._admission.note_queued(self._counts.queued())
         return counts
-
-    def _read_counts(self) -> tuple[FrontierCounts, Any]:
-        return read_counts_raw(self._client, self.keys, self.shards)
 
     def get_meta(self, key: str) -> str | None:
         self._check_open()

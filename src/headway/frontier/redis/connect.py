@@ -33,7 +33,17 @@ from headway.frontier.redis.epoch import epoch_key_of
 log = logging.getLogger(__name__)
 
 SCHEMES = ("redis", "rediss", "redis+cluster", "rediss+cluster")
-SCRIPT_NAMES = ("admit", "lease", "settle", "drop_host", "set_ready", "evict", "shard", "park")
+SCRIPT_NAMES = (
+    "admit",
+    "lease",
+    "settle",
+    "drop_host",
+    "set_ready",
+    "worst",
+    "evict",
+    "shard",
+    "park",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,13 +5,21 @@ tag alone. ``C`` is the crawl id, ``s`` a shard number (0 <= s < S), ``H`` a hos
 (lower-case, with ``:port`` when not the default), ``N`` a node id. A URL's ``id`` is
 ``seq * S + s`` (``seq`` from the shard's counter), so its shard is ``id % S``; as a
 member it is written zero-padded to 15 digits (``M``), so equal scores order oldest first.
+A URL's record is JSON ``[url, host, depth, priority, fp, via, attempts, validators,
+fetches, handler]``; ``handler`` (the content handler a document was admitted to be read
+with) is left out for a link, and records written before it existed have none. A QUEUED
+URL is one string, ``M`` followed by its record (``M+R``): it is stored once, in its
+host's level list or waiting set, with nothing else per URL.
 
 Per crawl, tag ``{C}`` (one slot, small keys):
 
-- ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``bloom_bits``,
-  ``bloom_probes``, ``shard_ttl`` (the creator's: what ``headway status`` counts as
-  live), ``epoch`` (the crawl epoch E, see ``epoch.py``), ``seeded``, and every
-  ``set_meta`` key as ``m:<key>``.
+- ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``layout``
+  (``LAYOUT``: the version of this layout), ``seen_bits`` (b: each shard's seen set is
+  split into 2^b buckets), ``shard_ttl`` (the creator's: what ``headway status`` counts
+  as live), ``epoch`` (the crawl epoch E, see ``epoch.py``), ``seeded``, and every
+  ``set_meta`` key as ``m:<key>``. A crawl made by an earlier version has no ``layout``
+  (it had a Bloom bitmap, one seen set, a record hash and per-URL sorted sets per
+  shard): it is refused with one line (``opening.py``).
 - ``hw:{C}:nodes`` ZSET: N scored by its last heartbeat (unix time); live = recent.
 - ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
 - ``hw:{C}:console:N`` STRING with a TTL: the node's console snapshot (JSON, see
@@ -20,24 +28,36 @@ Per crawl, tag ``{C}`` (one slot, small keys):
   sequence number is its 1-based position (``control/redis_log.py``).
 
 Per shard, tag ``{C:s}`` (every read-check-write of the frontier touches one shard, so
-each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Cluster):
+each is one Lua script with its keys in ``KEYS[]``, unchanged on Redis Cluster; the one
+exception, a host's level lists, are named by the scripts from the host's levels key,
+which they extend, so they carry its hash tag and live in its slot):
 
 - ``hw:{C:s}:epoch:E`` STRING: present while the shard's keys are; every script of the
   shard refuses to act without it.
 - ``hw:{C:s}:owner`` STRING with a TTL: the node holding the shard (renewed by heartbeat).
-- ``hw:{C:s}:bloom`` STRING used as a bitmap: the shard's Bloom filter over fingerprints,
-  written whole (zeros) at its size by the shard's first admission.
-- ``hw:{C:s}:seen`` SET: every admitted fingerprint (decimal), shed ones included: the
-  exact answer behind a Bloom positive (no false drops).
-- ``hw:{C:s}:urls`` HASH M -> JSON ``[url, host, depth, priority, fp, via, attempts,
-  validators, fetches, handler]`` for every QUEUED, LEASED or parked URL (deleted when
-  DONE or FAILED); ``handler`` (the content handler a document was admitted to be read
-  with) is left out for a link, and records written before it existed have none.
-- ``hw:{C:s}:q:H`` ZSET M scored by priority: the host queue (QUEUED URLs of H).
-- ``hw:{C:s}:nb:H`` ZSET M scored by not_before: the host's QUEUED URLs that must wait.
-- ``hw:{C:s}:pq`` ZSET M scored by priority: all QUEUED URLs of the shard (shedding).
-- ``hw:{C:s}:ready`` ZSET H scored by its ready time, max(ready_at, earliest queued
-  not_before), for hosts with QUEUED URLs (Mercator's back-queue heap).
+- ``hw:{C:s}:sn:B`` SET: every admitted fingerprint (the signed 64-bit integer, shed
+  ones included) whose top b bits are B (``seen_bucket``): the exact seen set, one
+  ``SADD`` a URL. Buckets are sized (``seen_bits_for``) to hold about 128 fingerprints
+  at the crawl's expected size (``--bloom-capacity``), so Redis keeps each as an intset
+  (8 bytes a fingerprint; a bucket past ``set-max-intset-entries``, 512 by default,
+  becomes a hash table: still exact, about 6 times the memory).
+- ``hw:{C:s}:lv:H`` ZSET P scored by P: the priority levels P of H's fresh URLs.
+- ``hw:{C:s}:lv:H|P`` LIST of ``M+R``: H's fresh URLs of priority P (admitted without a
+  not_before, never leased), oldest first (ids grow with admission); Redis packs a
+  list's entries (listpack nodes), so a queued URL costs its string and a few bytes.
+- ``hw:{C:s}:nb:H`` ZSET ``M+R`` scored by not_before (0: at once): H's other QUEUED
+  URLs (admitted with a not_before, or queued again: a retry, a requeue, a revisit, a
+  reclaimed lease). A lease takes, by priority then oldest first, from the heads of the
+  level lists and the due members of this set.
+- ``hw:{C:s}:urls`` HASH M -> record, for every LEASED URL and every parked one (its
+  record leaves the queue for here while it is in flight or parked; deleted when DONE
+  or FAILED).
+- ``hw:{C:s}:worst`` ZSET H scored by its worst (highest) level, for hosts with fresh
+  URLs: where shedding under ``max_queued`` finds the worst queued URLs (``worst.lua``);
+  URLs waiting in ``nb`` (retries, revisits) are never shed.
+- ``hw:{C:s}:ready`` ZSET H scored by its ready time: ready_at when H has fresh URLs,
+  else max(ready_at, earliest not_before in ``nb``), for hosts with QUEUED URLs
+  (Mercator's back-queue heap).
 - ``hw:{C:s}:hosts`` HASH H -> ready_at (``set_host_ready_at``).
 - ``hw:{C:s}:admitted`` HASH H -> URLs of H admitted in any state (the host budget).
 - ``hw:{C:s}:leases`` ZSET ``M|N`` scored by lease expiry: the in-flight URLs and their node.
@@ -52,6 +72,7 @@ each is one Lua script with all its keys in ``KEYS[]``, unchanged on Redis Clust
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -59,6 +80,23 @@ from headway.urls.domain import registered_domain
 
 PREFIX = "hw"
 DEFAULT_SHARDS = 64
+#: The version of the key layout written down here (the crawl's meta ``layout``).
+LAYOUT = 2
+#: Fingerprints a seen bucket is sized for at the crawl's expected size.
+SEEN_BUCKET_FILL = 128
+_MASK64 = (1 << 64) - 1
+
+
+def seen_bits_for(expected_urls: int, shards: int) -> int:
+    """b such that 2^b buckets per shard hold about ``SEEN_BUCKET_FILL`` fingerprints each
+    when the crawl has seen ``expected_urls`` URLs."""
+    per_shard = max(1, expected_urls // max(1, shards))
+    return max(0, math.ceil(math.log2(max(1.0, per_shard / SEEN_BUCKET_FILL))))
+
+
+def seen_bucket(fp: int, bits: int) -> int:
+    """The seen bucket of fingerprint ``fp``: its top ``bits`` bits."""
+    return (fp & _MASK64) >> (64 - bits) if bits else 0
 
 
 def stable_hash(text: str) -> int:
@@ -111,10 +149,14 @@ class CrawlKeys:
         return f"{PREFIX}:{{{self.crawl}:{shard}}}:{name}"
 
     def queue(self, shard: int, host: str) -> str:
-        return f"{PREFIX}:{{{self.crawl}:{shard}}}:q:{host}"
+        """The host's levels key (its level lists' names extend it, see the docstring)."""
+        return f"{PREFIX}:{{{self.crawl}:{shard}}}:lv:{host}"
 
     def waiting(self, shard: int, host: str) -> str:
         return f"{PREFIX}:{{{self.crawl}:{shard}}}:nb:{host}"
+
+    def seen(self, shard: int, bucket: int) -> str:
+        return f"{PREFIX}:{{{self.crawl}:{shard}}}:sn:{bucket}"
 
     def host_pair(self, shard: int, host: str) -> tuple[str, str]:
         return self.queue(shard, host), self.waiting(shard, host)

@@ -82,7 +82,7 @@ class RevisitParking:
 
     def _call(self, shard: int, hosts: list[str], args: list[Any]) -> int:
         keys = [
-            *self._keys.shard_keys(shard, "urls", "pq", "ready", "hosts", "totals", "parked"),
+            *self._keys.shard_keys(shard, "urls", "ready", "hosts", "totals", "parked"),
             *self._keys.host_keys(shard, hosts),
         ]
         replies = self._retry(partial(self._scripts.run_many, [("park", keys, args)]))

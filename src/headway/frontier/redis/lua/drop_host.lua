@@ -1,15 +1,18 @@
 -- Mark every QUEUED URL of one host FAILED (they stay admitted and seen).
--- KEYS: 1 urls, 2 pq, 3 ready, 4 totals, 5 q, 6 nb.  ARGV: 1 host.
+-- KEYS: 1 worst, 2 ready, 3 totals, 4 lv, 5 nb.  ARGV: 1 host.
 -- Returns how many URLs were dropped.
-local members = redis.call('ZRANGE', KEYS[5], 0, -1)
-for _, member in ipairs(members) do
-  redis.call('ZREM', KEYS[2], member)
-  redis.call('HDEL', KEYS[1], member)
+local n = 0
+for _, level in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+  local list = level_list(KEYS[4], level)
+  n = n + redis.call('LLEN', list)
+  redis.call('DEL', list)
 end
-redis.call('DEL', KEYS[5], KEYS[6])
-redis.call('ZREM', KEYS[3], ARGV[1])
-if #members > 0 then
-  redis.call('HINCRBY', KEYS[4], 'queued', -#members)
-  redis.call('HINCRBY', KEYS[4], 'failed', #members)
+n = n + redis.call('ZCARD', KEYS[5])
+redis.call('DEL', KEYS[4], KEYS[5])
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if n > 0 then
+  redis.call('HINCRBY', KEYS[3], 'queued', -n)
+  redis.call('HINCRBY', KEYS[3], 'failed', n)
 end
-return #members
+return n

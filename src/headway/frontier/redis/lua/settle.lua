@@ -1,11 +1,13 @@
 -- Settle leases of one shard (DONE, FAILED, RETRY, REQUEUE, DONE with a revisit), and
 -- requeue leases (reclaim of expired leases, release of a node's own leases).
--- KEYS: 1 urls, 2 pq, 3 ready, 4 hosts, 5 leases, 6 totals, then (q, nb) per host.
+-- KEYS: 1 urls, 2 ready, 3 hosts, 4 leases, 5 totals, then (lv, nb) per host.
 -- ARGV: 1 host count, then the hosts, then 6 values per item: lease member
 --       ("<id>|<node>"), host index, kind, not_before, expiry bound, validators.
 --   kind: done | failed | retry | requeue | revisit | reclaim (attempts unchanged).
 --   expiry bound: '' or a time; with a time the lease must have expired before it.
 --   validators: '' keeps the stored ones, otherwise '=' followed by the new value.
+-- A URL queued again waits in its host's waiting set, due at its not_before (0 for a
+-- reclaim: at once).
 -- Returns the number of leases settled (items whose lease was not held are ignored).
 local nhosts = tonumber(ARGV[1])
 local base = 1 + nhosts
@@ -17,22 +19,22 @@ for i = base + 1, #ARGV, 6 do
   local bound = ARGV[i + 4]
   local live = true
   if bound ~= '' then
-    local exp = redis.call('ZSCORE', KEYS[5], lease)
+    local exp = redis.call('ZSCORE', KEYS[4], lease)
     live = exp ~= false and tonumber(exp) < tonumber(bound)
   end
-  if live and redis.call('ZREM', KEYS[5], lease) == 1 then
+  if live and redis.call('ZREM', KEYS[4], lease) == 1 then
     settled = settled + 1
     delta.leased = delta.leased - 1
-    local member = string.sub(lease, 1, string.find(lease, '|', 1, true) - 1)
+    local id = string.sub(lease, 1, string.find(lease, '|', 1, true) - 1)
     if kind == 'done' then
-      redis.call('HDEL', KEYS[1], member)
+      redis.call('HDEL', KEYS[1], id)
       delta.done = delta.done + 1
       delta.fetched = delta.fetched + 1
     elseif kind == 'failed' then
-      redis.call('HDEL', KEYS[1], member)
+      redis.call('HDEL', KEYS[1], id)
       delta.failed = delta.failed + 1
     else
-      local rec = cjson.decode(redis.call('HGET', KEYS[1], member))
+      local rec = cjson.decode(redis.call('HGET', KEYS[1], id))
       -- record: url, host, depth, priority, fp, via, attempts, validators, fetches
       -- [, handler] (the rest of the record is kept as it is)
       if kind == 'retry' then
@@ -45,19 +47,19 @@ for i = base + 1, #ARGV, 6 do
       end
       local v = ARGV[i + 5]
       if v ~= '' then rec[8] = string.sub(v, 2) end
-      redis.call('HSET', KEYS[1], member, cjson.encode(rec))
+      redis.call('HDEL', KEYS[1], id)
       local nb = ARGV[i + 3]
       if kind == 'reclaim' then nb = '0' end
-      enqueue(KEYS[2], KEYS[5 + 2 * hidx], KEYS[6 + 2 * hidx], member, rec[4], nb)
+      redis.call('ZADD', KEYS[5 + 2 * hidx], nb, id .. cjson.encode(rec))
       delta.queued = delta.queued + 1
       touched[hidx] = true
     end
   end
 end
 for hidx, _ in pairs(touched) do
-  refresh_host(KEYS[3], KEYS[4], KEYS[5 + 2 * hidx], KEYS[6 + 2 * hidx], ARGV[1 + hidx])
+  refresh_host(KEYS[2], KEYS[3], KEYS[4 + 2 * hidx], KEYS[5 + 2 * hidx], ARGV[1 + hidx])
 end
 for name, d in pairs(delta) do
-  if d ~= 0 then redis.call('HINCRBY', KEYS[6], name, d) end
+  if d ~= 0 then redis.call('HINCRBY', KEYS[5], name, d) end
 end
 return settled
