@@ -64,23 +64,36 @@ class SharedState:
         return {h: v for h, v in zip(wanted, self._retry(read), strict=True) if v is not None}
 
     def host_counts(self, hosts: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Queued (its level lists and its waiting set) and admitted URLs of each host:
+        two pipelined rounds, the levels first, then the length of each level list."""
         wanted = list(dict.fromkeys(hosts))
 
-        def read() -> list[Any]:
+        def read() -> dict[str, tuple[int, int]]:
             pipe = self._client.pipeline(transaction=False)
             for h in wanted:
                 s = shard_of_host(h, self.shards)
-                pipe.zcard(self.keys.queue(s, h))
+                pipe.zrange(self.keys.queue(s, h), 0, -1)
+                pipe.zcard(self.keys.waiting(s, h))
                 pipe.hget(self.keys.shard(s, "admitted"), h)
-            return list(pipe.execute())
+            first = list(pipe.execute())
+            pipe = self._client.pipeline(transaction=False)
+            lists = 0
+            for i, h in enumerate(wanted):
+                levels_key = self.keys.queue(shard_of_host(h, self.shards), h)
+                for level in first[3 * i]:
+                    name = level.decode() if isinstance(level, bytes) else str(level)
+                    pipe.llen(f"{levels_key}|{name}")
+                    lists += 1
+            lengths = iter(pipe.execute() if lists else [])
+            out: dict[str, tuple[int, int]] = {}
+            for i, h in enumerate(wanted):
+                levels, waiting, admitted = first[3 * i : 3 * i + 3]
+                queued = int(waiting) + sum(int(next(lengths)) for _ in levels)
+                if admitted is not None or queued:
+                    out[h] = (queued, int(admitted or 0))
+            return out
 
-        replies = self._retry(read) if wanted else []
-        out: dict[str, tuple[int, int]] = {}
-        for i, h in enumerate(wanted):
-            queued, admitted = replies[2 * i], replies[2 * i + 1]
-            if admitted is not None or queued:
-                out[h] = (int(queued), int(admitted or 0))
-        return out
+        return self._retry(read) if wanted else {}
 
     def put_host_states(self, items: Sequence[tuple[str, str]]) -> None:
 
