@@ -9,7 +9,7 @@ milliseconds of each over ``--repeat`` tries and the answer's size.
 Part ``cpu``: crawls of the simulated web (served by another process, not counted) run
 as processes of their own, alternately without a console and with one that a reader
 polls as the page does (``/api/state`` every 2 s); the CPU of each crawl's whole process
-tree (parser processes included, ``runtime/proctree.TreeRun``) over the pages it
+tree (parser processes included, ``bench/proctree.TreeRun``) over the pages it
 fetched. Prints ms per page for each run and the ratio of the medians.
 
 Usage: ``python benchmarks/bench_console.py [api|cpu|both] [--hosts N] [--pages N]``.
@@ -33,9 +33,9 @@ from typing import Any
 
 import aiohttp
 from aiohttp.test_utils import TestServer
-from headway.runtime.proctree import TreeRun
 
 from headway.bench.harness import free_port, wait_port
+from headway.bench.proctree import TreeRun
 from headway.console.app import Guard, make_app
 from headway.console.book import ConsoleBook
 from headway.console.snapshot import SnapshotParts, Snapshotter

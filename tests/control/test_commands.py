@@ -144,3 +144,16 @@ def test_a_shared_crawl_says_which_nodes_are_live(
     assert run(["pause", "--store", redis_server.url, "--crawl-id", "other"], capsys)[2] == (
         f"headway: error: no crawl 'other' in {redis_server.url}\n"
     )
+
+
+def test_a_host_control_names_the_host_as_the_crawl_keys_it(tmp_path: Path) -> None:
+    """``headway host Example.ORG. ...`` records ``example.org``: the crawl's host keys
+    are lower case without a trailing dot, so the control reaches the host."""
+    from headway.cli.control import _wants
+    from headway.control.log import ControlKind
+
+    class Args:
+        delay, budget, concurrency, exclude, clear = 2.0, None, None, False, False
+
+    ((kind, args),) = _wants("host", Args(), [" Example.ORG. "])  # type: ignore[arg-type]
+    assert kind is ControlKind.HOST_OVERRIDE and args["host"] == "example.org"

@@ -168,3 +168,24 @@ async def test_a_cancelled_slot_is_not_counted_as_waiting(tmp_path: Path) -> Non
         await asyncio.wait_for(s.wait_idle(), 5)  # the dispatcher looks while nobody waits
         job = await asyncio.wait_for(s.next_job(), 5)
         assert isinstance(job, PageJob) and job.lease.url == url
+
+
+async def test_an_operators_resume_does_not_lift_a_quota_pause(tmp_path: Path) -> None:
+    """A pause is lifted only by a resume for the same reason: an operator's resume
+    during a quota pause (or the quota's resume during an operator's pause) hands out
+    nothing, so neither can unpause what the other paused."""
+    clock = Clock()
+    async with running(_frontier(tmp_path / "f.db", 1), clock, _allow(1)) as s:
+        s.pause("quota")
+        s.pause("control")
+        s.resume("control")
+        slot = asyncio.create_task(s.next_job())
+        await asyncio.wait_for(s.wait_idle(), 5)
+        assert s.paused and not slot.done()  # still paused for the quota
+        s.pause("control")
+        s.resume("quota")
+        await asyncio.wait_for(s.wait_idle(), 5)
+        assert s.paused and not slot.done()  # still paused by the operator
+        s.resume("control")
+        assert not s.paused
+        assert isinstance(await asyncio.wait_for(slot, 5), PageJob)

@@ -484,7 +484,10 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     print_summary(summary, settings, quiet=settings.output.quiet)
     if summary.stopped_by is StopReason.INTERRUPTED:
         return 130
-    return EXIT_UNREACHABLE if summary.seeds_unreached else 0
+    # exit 3 is for a crawl that ended by itself or at a limit; a stop control is 0
+    if summary.seeds_unreached and summary.stopped_by is not StopReason.STOP_CONTROL:
+        return EXIT_UNREACHABLE
+    return 0
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:

@@ -148,7 +148,10 @@ def _wants(name: str, args: argparse.Namespace, items: list[str]) -> Wants:
         return [(ControlKind.OPT_OUT, {"domain": d}) for d in items]
     if len(items) != 1:
         raise ControlError("name one host")
-    host = items[0]
+    # the crawl's host key: lower case, no trailing dot, ``:port`` when not the default
+    host = items[0].strip().rstrip(".").lower()
+    if not host or "/" in host:
+        raise ControlError(f"{items[0]!r} is not a host name (host or host:port, no path)")
     sets = {k: getattr(args, k) for k in ("delay", "budget", "concurrency")}
     sets = {k: v for k, v in sets.items() if v is not None}
     chosen = bool(sets) + args.exclude + args.clear

@@ -18,7 +18,7 @@ from headway.control.log import ControlLog
 from headway.errors import ControlError, StoreError
 
 #: The crawl directory's marker and frontier file names (runtime/crawldir.py,
-#: frontier/sqlite_backend.py), repeated here so naming a crawl imports neither.
+#: frontier/sqlite/), repeated here so naming a crawl imports neither.
 MARKER = "headway.json"
 FRONTIER_FILE = "frontier.sqlite3"
 

@@ -1,4 +1,4 @@
-"""End-of-crawl reports (what a person reads, beside ``cli.py``): seeds, hosts, MIME
+"""End-of-crawl reports (what a person reads, beside ``cli/``): seeds, hosts, MIME
 types, response codes, the frontier and the control log of a crawl directory or a
 shared crawl, like Heritrix's reports.
 

@@ -68,10 +68,10 @@ class NodeControls:
         self._clock = clock
 
     def pause(self) -> None:
-        self._scheduler.pause()
+        self._scheduler.pause("control")
 
     def resume(self) -> None:
-        self._scheduler.resume()
+        self._scheduler.resume("control")
 
     def request_stop(self, reason: str) -> None:
         self._request_stop(StopReason(reason))

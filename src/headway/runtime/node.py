@@ -108,6 +108,9 @@ class Node:
         self.clock = clock  # wall-clock seconds for politeness, leases and settling
         self.settings = settings
         self.seeds = list(seeds)
+        #: the seeds this command gave (a shared crawl's node crawls the stored ones):
+        #: exit 3 is about these only, so ``headway node`` never ends with it
+        self._given_seeds = list(seeds)
         self.optout = optout if optout is not None else OptOut(())  # controls add to it
         self.on_stats = on_stats  # called with a statistics reading every stats_interval s
         self._stats_interval = stats_interval
@@ -171,7 +174,7 @@ class Node:
         """Operator resume after a quota pause (SIGUSR1 or a 'resume' file)."""
         if self._paused_for_quota:
             self._paused_for_quota = False
-            self.parts.scheduler.resume()
+            self.parts.scheduler.resume("quota")
             log.warning("resumed after quota pause")
 
     # -- run ---------------------------------------------------------------------------
@@ -227,6 +230,7 @@ class Node:
         self._page_budget = parts.page_budget
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
+        failed = True
         try:
             self.controls = await start_controls(
                 parts, self.settings, self.admission, self.optout, self.request_stop, self._born
@@ -262,8 +266,12 @@ class Node:
                     reach=self.reach,
                 )
                 await self._pipeline_run()
+            failed = False
         finally:
             await self._shutdown()
+            if failed:  # the error goes on; the frontier is closed (thread, Bloom, Redis)
+                with contextlib.suppress(Exception):
+                    await self._close_frontier()
         counts = await self._close_frontier()
         return CrawlSummary(
             stopped_by=self._stop_reason or StopReason.FINISHED,
@@ -284,7 +292,7 @@ class Node:
             requeued_at_stop=self.requeued_at_stop,
             robots_disallowed=self.counters.robots_disallowed,
             unreachable=self.reach.unreachable(),
-            seeds_unreached=self.reach.seeds_unreached(host_key(u) for u in self.seeds),
+            seeds_unreached=self.reach.seeds_unreached(host_key(u) for u in self._given_seeds),
             optout_dropped=self.controls.statistics().optout_dropped if self.controls else 0,
         )
 
@@ -458,7 +466,7 @@ class Node:
     def _pause_for_quota(self, url: str) -> None:
         if not self._paused_for_quota:
             self._paused_for_quota = True
-            self.parts.scheduler.pause()
+            self.parts.scheduler.pause("quota")
             log.error(
                 "quota exhausted (status %d on %s): all fetching paused; send SIGUSR1 "
                 "or create %s/resume to continue",

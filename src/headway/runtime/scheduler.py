@@ -131,6 +131,7 @@ class Scheduler:
         self._event = asyncio.Event()
         self._idle = asyncio.Event()  # the dispatcher waits with nothing left to look at
         self._stopping = False
+        self._pause_reasons: set[str] = set()  # why fetching is paused (see pause())
 
     # -- views -------------------------------------------------------------------------
     @property
@@ -148,7 +149,7 @@ class Scheduler:
 
     @property
     def paused(self) -> bool:
-        """True between ``pause()`` and ``resume()``."""
+        """True while any reason paused for is not resumed."""
         return self.core.paused
 
     def limiter(self, host: str) -> HostLimiter:
@@ -182,12 +183,16 @@ class Scheduler:
         )
 
     # -- steering ----------------------------------------------------------------------
-    def pause(self) -> None:
-        """Hand out no job until ``resume()`` (slots keep waiting)."""
+    def pause(self, reason: str = "") -> None:
+        """Hand out no job until every reason paused for is resumed (slots keep
+        waiting): an operator's pause and a quota pause are lifted each by its own
+        ``resume``."""
+        self._pause_reasons.add(reason)
         self.core.paused = True
 
-    def resume(self) -> None:
-        self.core.paused = False
+    def resume(self, reason: str = "") -> None:
+        self._pause_reasons.discard(reason)
+        self.core.paused = bool(self._pause_reasons)
         self._poke()
 
     def stop(self) -> None:
