@@ -188,7 +188,7 @@ async def build_node_parts(
             user_agent=s.identity.user_agent,
             page_budget=page_budget,
             extra_gap=extra_gap,
-            leases=LeaseBook(),
+            leases=LeaseBook(lease_seconds(s), guard=s.frontier.lease_margin / 2),
             revisits_first=recrawl.revisits_first if recrawl is not None else None,
         )
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)

@@ -52,6 +52,7 @@ class Counters:
     bytes: int = 0  # raw body bytes received
     robots_fetches: int = 0
     robots_disallowed: int = 0  # URLs settled unfetched: robots.txt disallows them
+    stale_leases: int = 0  # leased URLs not sent: their leases ran out in a stall
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
     hostile: Counter[str] = field(default_factory=Counter)
