@@ -31,6 +31,8 @@ from typing import Any
 
 import checkout_path  # noqa: F401  (tests/support on sys.path)
 import redis
+from redis.cluster import ClusterNode
+from redis.exceptions import RedisClusterException
 from tests.support.argv import headway_argv
 from tests.support.redisproc import RedisCluster, RedisServer
 
@@ -82,6 +84,7 @@ class Soak:
         self.t0 = time.monotonic()
         self.web: subprocess.Popen[bytes] | None = None
         self.log = work / "requests.jsonl"
+        self._rc: Any = None  # a cluster client for per-shard reads
 
     # -- processes -----------------------------------------------------------------------
 
@@ -246,11 +249,13 @@ class Soak:
                 info = redis.Redis(port=s.port, socket_timeout=1.0).info("all")
             except redis.RedisError:
                 continue
+            by_name = {k[8:]: v["calls"] for k, v in info.items() if k.startswith("cmdstat_")}
             servers[s.address] = {
                 "role": info.get("role"),
                 "run_id": info.get("run_id"),
                 "mem": info.get("used_memory"),
-                "calls": sum(v["calls"] for k, v in info.items() if k.startswith("cmdstat_")),
+                "calls": sum(by_name.values()),
+                "by_name": by_name,  # left out of the result file
                 "cpu": info.get("used_cpu_sys", 0) + info.get("used_cpu_user", 0),
             }
         frontier = None
@@ -259,9 +264,24 @@ class Soak:
             c = status.frontier
             frontier = {"queued": c.queued, "leased": c.leased, "done": c.done, "seen": c.seen}
             frontier["failed"] = c.failed
+            frontier["shard_queued_max"] = self.shard_queued_max()
         except Exception as exc:
             frontier = {"error": str(exc)[:200]}
         return {"t": round(now, 3), "nodes": nodes, "redis": servers, "frontier": frontier}
+
+    def shard_queued_max(self) -> int | None:
+        """The most URLs queued in one shard (a huge or trap host filling its shard)."""
+        try:
+            if self._rc is None:
+                nodes = [ClusterNode("127.0.0.1", s.port) for s in self.cluster.servers]
+                self._rc = redis.RedisCluster(startup_nodes=nodes, socket_timeout=1.0)
+            pipe = self._rc.pipeline()
+            for shard in range(self.args.shards):
+                pipe.hget(f"hw:{{{self.crawl}:{shard}}}:totals", "queued")
+            return max(int(v or 0) for v in pipe.execute())
+        except (redis.RedisError, RedisClusterException):
+            self._rc = None
+            return None
 
     def sampler(self) -> None:
         while not self.done.wait(self.args.sample):
@@ -337,6 +357,17 @@ class Soak:
         return self.sample()
 
 
+def dump_frontier(cluster: RedisCluster, crawl: str, shards: int, out: Path) -> None:
+    """The URLs still in the crawl's frontier (queued, leased or parked), one a line."""
+    nodes = [ClusterNode("127.0.0.1", s.port) for s in cluster.servers if s.cli("PING")]
+    client = redis.RedisCluster(startup_nodes=nodes, decode_responses=True)
+    with out.open("w") as f:
+        for shard in range(shards):
+            for record in client.hvals(f"hw:{{{crawl}:{shard}}}:urls"):
+                f.write(json.loads(record)[0] + "\n")
+    client.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=60.0, help="length of the fault phase")
@@ -364,9 +395,13 @@ def main() -> None:
         final = soak.final_redis()
     finally:
         soak.stop()
-        soak.cluster.stop()
+        try:
+            dump_frontier(soak.cluster, soak.crawl, args.shards, work / "frontier.txt")
+        finally:
+            soak.cluster.stop()
     import soak_report
 
+    soak_report.save_state(soak, final, work / "state.json")
     result = soak_report.report(soak, final)
     args.result.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result["summary"], indent=1))

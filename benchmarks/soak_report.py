@@ -12,10 +12,12 @@ import subprocess
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from headway.bench.soaklog import (
     Explained,
+    Fault,
     FaultKind,
     Request,
     coverage,
@@ -28,9 +30,47 @@ from headway.bench.soaklog import (
     thaw_intrusions,
 )
 from headway.testing.graph import robots_allows
-from headway.testing.webshape import reachable, shaped_web
+from headway.testing.webshape import linked, reachable, shaped_web
 
 _NODE = re.compile(r"; (n[0-9]+)\)")
+
+
+def save_state(soak: Any, final: dict[str, Any], out: Path) -> None:
+    """What the report reads from a run, so that it can be made again from the work
+    directory alone (``python benchmarks/soak_report.py WORK``)."""
+    state = {
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(soak.args).items()},
+        "port": soak.port,
+        "budget": soak.budget,
+        "t0": soak.t0,
+        "end": soak.end,
+        "finished": soak.finished,
+        "faults": [[f.at, str(f.kind), f.target, f.until] for f in soak.faults],
+        "exits": {name: n.exits for name, n in soak.nodes.items()},
+        "samples": soak.samples,
+        "final": final,
+    }
+    out.write_text(json.dumps(state))
+
+
+def load_state(work: Path) -> tuple[Any, dict[str, Any]]:
+    """A run as ``report`` and ``plot`` read it, from ``save_state``'s file."""
+    state = json.loads((work / "state.json").read_text())
+    soak = SimpleNamespace(
+        args=SimpleNamespace(**state["args"]),
+        log=work / "requests.jsonl",
+        port=state["port"],
+        budget=state["budget"],
+        t0=state["t0"],
+        end=state["end"],
+        finished=state["finished"],
+        faults=[
+            Fault(at, FaultKind(kind), target, until) for at, kind, target, until in state["faults"]
+        ],
+        nodes={name: SimpleNamespace(exits=exits) for name, exits in state["exits"].items()},
+        samples=state["samples"],
+    )
+    return soak, state["final"]
 
 
 def read_log(path: Path) -> list[Request]:
@@ -48,6 +88,22 @@ def read_log(path: Path) -> list[Request]:
 
 def _index(host: str) -> int:
     return int(host.split(".")[0][4:])
+
+
+def _by_name(samples: list[dict[str, Any]]) -> Counter[str]:
+    """Commands of the masters by name over the run, summed over each server's lives."""
+    total: Counter[str] = Counter()
+    last: dict[str, tuple[str, dict[str, int]]] = {}
+    for s in samples:
+        for address, v in s["redis"].items():
+            names = v.get("by_name", {})
+            prev = last.get(address)
+            if v["role"] == "master":
+                for name, calls in names.items():
+                    before = prev[1].get(name, 0) if prev and prev[0] == v["run_id"] else 0
+                    total[name] += max(0, calls - before)
+            last[address] = (v["run_id"], names)
+    return total
 
 
 def _redis_series(samples: list[dict[str, Any]]) -> tuple[list[float], int, float]:
@@ -90,6 +146,14 @@ def report(soak: Any, final: dict[str, Any]) -> dict[str, Any]:
 
     reach = reachable(shape, graph_url, max_depth=a.max_depth, host_budget=soak.budget)
     cov = coverage(log, url_of, reach.pages)
+    # an unfinished crawl: a page never asked for is lost only if a fetched page linked
+    # to it and it is not in the frontier either (else it is still to come)
+    fetched_pages = {(_index(r.host), r.path) for r in page_requests(log) if r.status == 200}
+    shown = {graph_url(h, p, "") for h, p in linked(shape, fetched_pages, max_depth=a.max_depth)}
+    frontier_file = Path(soak.log).parent / "frontier.txt"
+    in_frontier = set(frontier_file.read_text().split()) if frontier_file.exists() else set()
+    lost = (cov.lost & shown) - in_frontier
+    to_come = cov.lost - lost
     window = 60.0
     dups = duplicates(log, url_of, soak.faults, window)
     allows = {}
@@ -121,17 +185,23 @@ def report(soak: Any, final: dict[str, Any]) -> dict[str, Any]:
             entry["hosts_resumed"] = len(waits)
             entry["host_resume_median_s"] = round(statistics.median(waits), 1) if waits else None
             entry["host_resume_max_s"] = round(max(waits), 1) if waits else None
-            entry["refetched"] = sum(
-                1
+            again = [
+                d
                 for d in dups
                 if d.why is Explained.NODE_KILLED
                 and d.first.node == f.target
                 and f.at - window <= d.first.arrival <= f.at
+            ]
+            entry["refetched"] = len(again)
+            # how long before the kill the refetched pages had been fetched: the node's
+            # pages fetched and not yet settled (parse and store queues, settle batches)
+            entry["refetched_fetched_before_kill_max_s"] = (
+                round(f.at - min(d.first.arrival for d in again), 1) if again else None
             )
         if f.kind is FaultKind.NODE_FREEZE:
             entry["frozen_s"] = round((f.until or f.at) - f.at, 1)
-            intruding = thaw_intrusions(log, f)
-            entry["requests_for_lost_shards_after_thaw"] = len(intruding)
+            intruding = thaw_intrusions(log, f, url_of)
+            entry["urls_sent_after_thaw_that_others_took"] = len(intruding)
             entry["examples"] = [f"{r.host}{r.path}" for r in intruding[:5]]
         if f.kind is FaultKind.NODE_RESTART:
             first = next((r.arrival for r in log if r.node == f.target and r.arrival > f.at), None)
@@ -155,6 +225,10 @@ def report(soak: Any, final: dict[str, Any]) -> dict[str, Any]:
     seen = [s["frontier"].get("seen") for s in soak.samples if s["frontier"].get("seen")]
     queued = [s["frontier"].get("queued", 0) for s in soak.samples if s["frontier"].get("seen")]
     fit = _fit(soak.samples)
+    names = _by_name([*soak.samples, final])
+    for sample in soak.samples:
+        for v in sample["redis"].values():
+            v.pop("by_name", None)
     why = Counter(str(d.why) for d in dups)
     summary = {
         "hosts": a.hosts,
@@ -163,7 +237,9 @@ def report(soak: Any, final: dict[str, Any]) -> dict[str, Any]:
         "hosts_over_budget": dict(reach.over_budget),
         "fetched": len(cov.fetched),
         "failed_after_retries": len(cov.failed),
-        "lost": len(cov.lost),
+        "lost": len(lost),
+        "not_yet_fetched": len(to_come),
+        "frontier_urls_at_end": len(in_frontier),
         "crawl_finished": soak.finished,
         "extra_urls_fetched": cov.extra,
         "trap_urls_fetched": len({url_of(r.host, r.path) for r in pages} & reach.traps),
@@ -179,13 +255,21 @@ def report(soak: Any, final: dict[str, Any]) -> dict[str, Any]:
         "redis_bytes_per_seen_url_end": round(mem[-1] / seen[-1]) if mem and seen else None,
         "redis_bytes_fit": fit,
         "queued_max": max(queued, default=0),
+        "shard_queued_max": max(
+            (s["frontier"].get("shard_queued_max") or 0 for s in soak.samples), default=0
+        ),
+        "redis_commands_per_page_by_name": {
+            k: round(v / len(pages), 2) for k, v in names.most_common(12)
+        }
+        if pages
+        else {},
     }
     return {
         "summary": summary,
         "faults": faults,
         "nodes": nodes,
         "examples": {
-            "lost": sorted(cov.lost)[:20],
+            "lost": sorted(lost)[:20],
             "failed": sorted(cov.failed)[:20],
             "unexplained_duplicates": [
                 (
@@ -323,13 +407,12 @@ def plot(soak: Any, result: dict[str, Any], out: Path) -> None:
     ]
     axes[2].plot(st, mem, label="Redis masters", lw=1.5)
     for name in sorted(soak.nodes):
-        pts = [
-            (s["t"] - t0, s["nodes"][name]["rss"] / 2**20)
+        # a gap (NaN) where the node was not running: no line across a kill
+        rss = [
+            s["nodes"][name]["rss"] / 2**20 if name in s["nodes"] else float("nan")
             for s in soak.samples
-            if name in s["nodes"]
         ]
-        if pts:
-            axes[2].plot(*zip(*pts, strict=True), label=f"{name} RSS (tree)", lw=0.7)
+        axes[2].plot(st, rss, label=f"{name} RSS (tree)", lw=0.7)
     axes[2].set_ylabel("MiB")
     axes[2].set_xlabel("seconds")
     axes[2].legend(loc="upper left", fontsize=7, ncol=3)
@@ -359,9 +442,20 @@ def plot(soak: Any, result: dict[str, Any], out: Path) -> None:
     s = result["summary"]
     fig.suptitle(
         f"soak: {s['hosts']} hosts, {s['reachable_pages']} reachable pages; "
-        f"lost {s['lost']}, gap violations {s['gap_violations']}, "
+        f"lost {s['lost']} (not yet fetched {s['not_yet_fetched']}), "
+        f"gap violations {s['gap_violations']}, "
         f"robots violations {s['robots_violations']}",
         fontsize=9,
     )
     fig.tight_layout()
     fig.savefig(out, dpi=90)
+
+
+if __name__ == "__main__":
+    work = Path(sys.argv[1])
+    run, last = load_state(work)
+    figures = report(run, last)
+    out = Path(sys.argv[2]) if len(sys.argv) > 2 else work / "result.json"
+    out.write_text(json.dumps(figures, indent=1) + "\n")
+    print(json.dumps(figures["summary"], indent=1))
+    plot(run, figures, out.with_suffix(".png"))

@@ -138,11 +138,12 @@ def test_host_resume_measures_the_wait_of_a_dead_nodes_hosts() -> None:
     assert host_resume(log, "n1", 100.0) == [10.0, 50.0]
 
 
-def test_a_thawed_node_asking_a_host_taken_during_its_freeze_is_found() -> None:
+def test_a_thawed_node_sending_a_url_taken_during_its_freeze_is_found() -> None:
     freeze = Fault(10.0, FaultKind.NODE_FREEZE, "n1", until=30.0)
     log = [
-        req(20.0, host="a.sim", node="n2"),  # the shard moved to n2
-        req(30.5, host="a.sim", node="n1", path="/p/9"),  # n1 thawed and asked anyway
-        req(31.0, host="b.sim", node="n1"),  # a host nobody else asked: fine
+        req(20.0, host="a.sim", path="/p/9", node="n2"),  # reclaimed and fetched by n2
+        req(30.5, host="a.sim", path="/p/9", node="n1"),  # n1 woke and sent it anyway
+        req(31.0, host="a.sim", path="/p/5", node="n1"),  # another URL of the host: fine
     ]
-    assert [(r.host, r.path) for r in thaw_intrusions(log, freeze)] == [("a.sim", "/p/9")]
+    found = thaw_intrusions(log, freeze, url_of)
+    assert [(r.host, r.path, r.node) for r in found] == [("a.sim", "/p/9", "n1")]

@@ -13,7 +13,14 @@ from headway.testing.graph import (
     links_of,
     unique_depth,
 )
-from headway.testing.webshape import HUGE_HOSTS, Reachable, ShapedWeb, reachable, shaped_web
+from headway.testing.webshape import (
+    HUGE_HOSTS,
+    Reachable,
+    ShapedWeb,
+    linked,
+    reachable,
+    shaped_web,
+)
 
 
 def url_of(host: int, path: str, query: str) -> str:
@@ -98,3 +105,14 @@ def test_hosts_over_the_budget_are_named_not_enumerated() -> None:
     big = shape.web.host_name(1)  # a huge host: 200 pages
     assert r.over_budget[big] > 150
     assert not any(u.startswith(f"http://{big}:8000/") for u in r.pages)
+
+
+def test_linked_is_what_the_fetched_pages_link_to_within_the_depth_limit() -> None:
+    shape = shaped_web(20, 300, seed=1)
+    homes = {(h, "/") for h in range(20)}
+    assert linked(shape, [], max_depth=3) == homes
+    got = linked(shape, [(0, "/"), (0, "/u/0-3")], max_depth=3)
+    # the home page links the spine's first page; /u/0-3 (depth 3) links only deeper ones
+    assert got == homes | {(0, "/u/0-1")}
+    page = next(ln for ln in links_of(shape.web, 1, "/p/0") if not ln.query)
+    assert (page.host, page.path) in linked(shape, [(1, "/p/0")], max_depth=3)

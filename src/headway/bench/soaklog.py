@@ -244,18 +244,27 @@ def host_resume(
     return sorted(resumed.values())
 
 
-def thaw_intrusions(log: Sequence[Request], freeze: Fault, *, after: float = 10.0) -> list[Request]:
-    """Requests of a thawed node, within ``after`` seconds of its thaw, to hosts that other
-    nodes asked for while it was frozen (their shards had moved to them)."""
+def thaw_intrusions(
+    log: Sequence[Request],
+    freeze: Fault,
+    url_of: Callable[[str, str], str],
+    *,
+    after: float = 60.0,
+) -> list[Request]:
+    """Requests of a thawed node, within ``after`` seconds of its thaw, for URLs another
+    node fetched while it was frozen (it had leased them before, and sent them anyway
+    once awake)."""
     if freeze.until is None:
         return []
     taken = {
-        r.host for r in log if r.node != freeze.target and freeze.at < r.arrival <= freeze.until
+        url_of(r.host, r.path)
+        for r in page_requests(log)
+        if r.node != freeze.target and freeze.at < r.arrival <= freeze.until
     }
     return [
         r
-        for r in log
+        for r in page_requests(log)
         if r.node == freeze.target
         and freeze.until < r.arrival <= freeze.until + after
-        and r.host in taken
+        and url_of(r.host, r.path) in taken
     ]

@@ -10,6 +10,10 @@ Contract:
   hosts that answer 429 or 503 for a while (``pushback``: the server applies it),
   endless calendars, session-id links, and host 0 that links a new unique URL from every
   page (``Feature.UNIQUE_URLS``).
+- ``linked(shape, fetched, max_depth)`` is every page a crawler that fetched ``fetched``
+  (and was seeded with every home page) has been shown a followable link to, within the
+  depth limit: with the URLs still in its frontier, what an unfinished crawl can be held
+  to (a page linked, not fetched and not in the frontier is lost).
 - ``reachable(shape, url_of, ...)`` enumerates what a correct crawler seeded with every
   home page fetches with 200 text/html: robots.txt obeyed, links followed to at most
   ``max_depth`` (exact here: the only pages a depth limit cuts are host 0's, each of
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from headway.testing.graph import (
@@ -33,6 +37,7 @@ from headway.testing.graph import (
     kind_of,
     links_of,
     robots_allows,
+    unique_depth,
 )
 
 #: Hosts with a tenth of the pages each (the popular domains of a real crawl).
@@ -209,3 +214,21 @@ def reachable(
         prefixes = tuple(names[h] + "/" for h in capped)
         pages = {u for u in pages if not u.startswith(prefixes)}
     return Reachable(frozenset(pages), frozenset(traps), over)
+
+
+def linked(
+    shape: ShapedWeb, fetched: Iterable[tuple[int, str]], *, max_depth: int
+) -> set[tuple[int, str]]:
+    """(host, path) of the home pages and of every followable link (no query, not
+    nofollow, within ``max_depth`` on the unique-URL host) on the pages ``fetched``."""
+    web = shape.web
+    out = {(h, "/") for h in range(web.hosts)}
+    for host, path in fetched:
+        for link in links_of(web, host, path):
+            if link.nofollow or link.query:
+                continue
+            depth = unique_depth(link.path)
+            if depth is not None and depth > max_depth:
+                continue
+            out.add((link.host, link.path))
+    return out
