@@ -6,7 +6,8 @@ because a Redis Cluster says it is down or failing over (``CLUSTERDOWN``, ``TRYA
 too many redirections: a master lost, until its replica takes over or it comes back), is
 retried with backoff (one warning when the outage starts, one when Redis is back) for up
 to ``outage_limit`` seconds, then ``StoreError``; any other Redis error is a
-``StoreError`` at once.
+``StoreError`` at once. A cluster client reads the cluster's layout again before each
+retry, so that it finds a replica that took over a lost master.
 
 A server that restarted may have lost its last writes: ``server_restarts`` counts the
 restarts seen, so the node can offer recent links again. Every connection the client
@@ -19,6 +20,7 @@ ids are compared again. A script's refusal for want of its crawl epoch key is a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -124,6 +126,7 @@ class RedisLink:
                     ) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
+                self._refresh_layout()
                 continue
             except redis.RedisError as exc:
                 if is_lost_reply(exc):
@@ -138,6 +141,17 @@ class RedisLink:
                 self._down_since = None
                 self._check_restart()
             return result
+
+    def _refresh_layout(self) -> None:
+        """A cluster client reads the cluster's slots again before a retry: after a
+        failover the slots of the lost master are served by its replica, and a client
+        that refreshed its layout only at the first error (before the failover) would
+        keep asking the dead master until it came back."""
+        if not self.url.cluster:
+            return
+        # (no node answers yet: the next retry tries again)
+        with contextlib.suppress(redis.RedisError, RedisClusterException):
+            self.client.nodes_manager.initialize()
 
     def _server_run_ids(self) -> frozenset[str]:
         info = self.client.info("server")
