@@ -220,10 +220,14 @@ def linked(
     shape: ShapedWeb, fetched: Iterable[tuple[int, str]], *, max_depth: int
 ) -> set[tuple[int, str]]:
     """(host, path) of the home pages and of every followable link (no query, not
-    nofollow, within ``max_depth`` on the unique-URL host) on the pages ``fetched``."""
+    nofollow, within ``max_depth`` on the unique-URL host) on the HTML pages of
+    ``fetched`` (paths with or without a query)."""
     web = shape.web
     out = {(h, "/") for h in range(web.hosts)}
-    for host, path in fetched:
+    for host, raw in fetched:
+        path = raw.partition("?")[0]  # a session-id URL answers its page
+        if kind_of(web.spec_for(host), path).kind is not Kind.HTML:
+            continue
         for link in links_of(web, host, path):
             if link.nofollow or link.query:
                 continue
