@@ -161,6 +161,10 @@ class Soak:
         self.faults.append(f)
         print(f"[{at - self.t0:7.1f}s] node-freeze {node.name} for {seconds:.0f}s", flush=True)
 
+    def join_node(self) -> None:
+        node = self.add_node(f"n{len(self.nodes) + 1}", None)
+        self.fault(FaultKind.NODE_ADD, node.name)
+
     def stop_node(self) -> None:
         live = self.live_nodes()
         if len(live) < 2:
@@ -218,7 +222,7 @@ class Soak:
             (0.20 * t, lambda: self.freeze_node(freeze)),
             (0.40 * t, lambda: self.kill_master(down)),
             (0.60 * t, lambda: self.restart_machine(10.0)),
-            (0.75 * t, lambda: self.add_node(f"n{len(self.nodes) + 1}", None)),
+            (0.75 * t, self.join_node),
             (0.85 * t, self.stop_node),
         ]
         kills = (0.10, 0.30, 0.50, 0.70, 0.90) if t < 1800 else [i / 12 for i in range(1, 12, 2)]
@@ -357,6 +361,24 @@ class Soak:
         return self.sample()
 
 
+def save_state(soak: Any, final: dict[str, Any], out: Path) -> None:
+    """What the report reads from a run, so that it can be made again from the work
+    directory alone (``python benchmarks/soak_report.py WORK``)."""
+    state = {
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(soak.args).items()},
+        "port": soak.port,
+        "budget": soak.budget,
+        "t0": soak.t0,
+        "end": soak.end,
+        "finished": soak.finished,
+        "faults": [[f.at, str(f.kind), f.target, f.until] for f in soak.faults],
+        "exits": {name: n.exits for name, n in soak.nodes.items()},
+        "samples": soak.samples,
+        "final": final,
+    }
+    out.write_text(json.dumps(state))
+
+
 def dump_frontier(cluster: RedisCluster, crawl: str, shards: int, out: Path) -> None:
     """The URLs still in the crawl's frontier (queued, leased or parked), one a line."""
     nodes = [ClusterNode("127.0.0.1", s.port) for s in cluster.servers if s.cli("PING")]
@@ -399,9 +421,9 @@ def main() -> None:
             dump_frontier(soak.cluster, soak.crawl, args.shards, work / "frontier.txt")
         finally:
             soak.cluster.stop()
+    save_state(soak, final, work / "state.json")  # first: the report can be made again
     import soak_report
 
-    soak_report.save_state(soak, final, work / "state.json")
     result = soak_report.report(soak, final)
     args.result.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result["summary"], indent=1))

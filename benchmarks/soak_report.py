@@ -29,28 +29,10 @@ from headway.bench.soaklog import (
     robots_violations,
     thaw_intrusions,
 )
-from headway.testing.graph import robots_allows
+from headway.testing.graph import robots_allows, robots_body
 from headway.testing.webshape import linked, reachable, shaped_web
 
 _NODE = re.compile(r"; (n[0-9]+)\)")
-
-
-def save_state(soak: Any, final: dict[str, Any], out: Path) -> None:
-    """What the report reads from a run, so that it can be made again from the work
-    directory alone (``python benchmarks/soak_report.py WORK``)."""
-    state = {
-        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(soak.args).items()},
-        "port": soak.port,
-        "budget": soak.budget,
-        "t0": soak.t0,
-        "end": soak.end,
-        "finished": soak.finished,
-        "faults": [[f.at, str(f.kind), f.target, f.until] for f in soak.faults],
-        "exits": {name: n.exits for name, n in soak.nodes.items()},
-        "samples": soak.samples,
-        "final": final,
-    }
-    out.write_text(json.dumps(state))
 
 
 def load_state(work: Path) -> tuple[Any, dict[str, Any]]:
@@ -165,8 +147,10 @@ def report(soak: Any, final: dict[str, Any]) -> dict[str, Any]:
         return bool(allows[h](url_of(host, path), "soakbot"))
 
     def delay_for(host: str) -> float:
-        cd = shape.web.spec_for(_index(host)).crawl_delay
-        return max(a.delay, cd or 0.0)
+        spec = shape.web.spec_for(_index(host))
+        # a Crawl-delay is only heard where robots.txt is served (2xx) and says it
+        served = robots_body(spec) is not None and 200 <= spec.robots_status < 300
+        return max(a.delay, spec.crawl_delay or 0.0) if served else a.delay
 
     gaps = gap_violations(log, delay_for, a.delay)
     robots = robots_violations(log, allowed)
@@ -405,7 +389,8 @@ def plot(soak: Any, result: dict[str, Any], out: Path) -> None:
         sum(v["mem"] or 0 for v in s["redis"].values() if v["role"] == "master") / 2**20
         for s in soak.samples
     ]
-    axes[2].plot(st, mem, label="Redis masters", lw=1.5)
+    if any(mem):
+        axes[2].plot(st, mem, label="Redis masters", lw=1.5)
     for name in sorted(soak.nodes):
         # a gap (NaN) where the node was not running: no line across a kill
         rss = [

@@ -144,6 +144,9 @@ def test_a_thawed_node_sending_a_url_taken_during_its_freeze_is_found() -> None:
         req(20.0, host="a.sim", path="/p/9", node="n2"),  # reclaimed and fetched by n2
         req(30.5, host="a.sim", path="/p/9", node="n1"),  # n1 woke and sent it anyway
         req(31.0, host="a.sim", path="/p/5", node="n1"),  # another URL of the host: fine
+        req(22.0, host="a.sim", path="/p/7", node="n2", status=503),  # n2 tried it...
+        req(32.0, host="a.sim", path="/p/7", node="n1"),  # ... and n1 retried it: fine
     ]
+    log.sort(key=lambda r: r.arrival)
     found = thaw_intrusions(log, freeze, url_of)
     assert [(r.host, r.path, r.node) for r in found] == [("a.sim", "/p/9", "n1")]

@@ -25,6 +25,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 ROBOTS = "/robots.txt"
+#: Seconds a request logged just after a fault may still belong before it: the fault's
+#: time is noted once it is done (a process killed and reaped), and a busy server starts
+#: handlers late when it cannot measure by how much.
+LATE_SLACK = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +89,8 @@ def explain(first: Request, again: Request, faults: Sequence[Fault], window: flo
     for f in faults:
         # the first fetch at most ``window`` before the fault began (or during it), and
         # the fault before the second
-        if not f.at - window <= first.arrival <= (f.until or f.at) or f.at > again.arrival:
+        late = LATE_SLACK  # the fault's time is taken once it is done
+        if not f.at - window <= first.arrival <= (f.until or f.at) + late or f.at > again.arrival:
             continue
         if f.kind in _LOSES_NODE and f.target == first.node:
             return _LOSES_NODE[f.kind]
@@ -252,14 +257,14 @@ def thaw_intrusions(
     after: float = 60.0,
 ) -> list[Request]:
     """Requests of a thawed node, within ``after`` seconds of its thaw, for URLs another
-    node fetched while it was frozen (it had leased them before, and sent them anyway
-    once awake)."""
+    node fetched (a 200) while it was frozen (it had leased them before, and sent them
+    anyway once awake; a retry after a 503 is not one)."""
     if freeze.until is None:
         return []
     taken = {
         url_of(r.host, r.path)
         for r in page_requests(log)
-        if r.node != freeze.target and freeze.at < r.arrival <= freeze.until
+        if r.node != freeze.target and r.status == 200 and freeze.at < r.arrival <= freeze.until
     }
     return [
         r
