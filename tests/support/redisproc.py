@@ -1,5 +1,6 @@
 """Throw-away Redis servers for tests and benchmarks: one ``redis-server`` or a
-3-master Redis Cluster on free loopback ports, in a directory of their own.
+Redis Cluster (3 masters by default, with replicas if asked) on free loopback ports, in
+a directory of their own.
 
 Contract: ``start()`` returns once the server answers PING (the cluster: once every master
 reports ``cluster_state:ok``) or raises ``RedisProcError`` after ``timeout`` seconds;
@@ -165,10 +166,24 @@ class RedisServer:
 
 
 class RedisCluster:
-    """A Redis Cluster of ``masters`` redis-servers (no replicas) on 127.0.0.1."""
+    """A Redis Cluster of ``masters`` redis-servers on 127.0.0.1, each with ``replicas``
+    replicas (which take over a master that fails: the cluster's own failover);
+    ``appendonly`` turns AOF on (``appendfsync everysec``)."""
 
-    def __init__(self, root: Path, masters: int = 3, timeout: float = START_TIMEOUT) -> None:
-        self.servers = [RedisServer(root, cluster=True, timeout=timeout) for _ in range(masters)]
+    def __init__(
+        self,
+        root: Path,
+        masters: int = 3,
+        timeout: float = START_TIMEOUT,
+        *,
+        replicas: int = 0,
+        appendonly: bool = False,
+    ) -> None:
+        self.servers = [
+            RedisServer(root, cluster=True, timeout=timeout, appendonly=appendonly)
+            for _ in range(masters * (1 + replicas))
+        ]
+        self._replicas = replicas
         self._timeout = timeout
 
     @property
@@ -187,7 +202,7 @@ class RedisCluster:
                     "create",
                     *(s.address for s in self.servers),
                     "--cluster-replicas",
-                    "0",
+                    str(self._replicas),
                     "--cluster-yes",
                 ],
                 capture_output=True,
@@ -206,6 +221,27 @@ class RedisCluster:
         except BaseException:
             self.stop()
             raise
+
+    def roles(self) -> dict[str, str]:
+        """address -> ``master`` or the address of the master it replicates, as the
+        first answering server's ``CLUSTER NODES`` says ({} when none answers); failed
+        servers are left out."""
+        for s in self.servers:
+            text = s.cli("CLUSTER", "NODES")
+            if not text:
+                continue
+            ids: dict[str, str] = {}
+            rows = [line.split() for line in text.splitlines() if line.strip()]
+            for row in rows:
+                ids[row[0]] = row[1].split("@")[0]
+            out: dict[str, str] = {}
+            for row in rows:
+                if "fail" in row[2].split(","):
+                    continue
+                address = row[1].split("@")[0]
+                out[address] = "master" if "master" in row[2] else ids.get(row[3], "?")
+            return out
+        return {}
 
     def stop(self) -> None:
         for s in self.servers:

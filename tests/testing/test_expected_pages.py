@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urldefrag, urlencode, urljoin, urlsplit, url
 import aiohttp
 from selectolax.lexbor import LexborHTMLParser
 
-from headway.testing.graph import FEATURES
+from headway.testing.graph import FEATURES, SOAK_ONLY
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from tests.testing.simclient import session
 
@@ -95,7 +95,8 @@ async def test_expected_pages_match_a_crawl_of_the_served_html() -> None:
         # (this crawler reads HTML only; sitemaps are tests/integration/test_sitemaps.py's
         # and test_document_kind.py's)
         host_spec=HostSpec(
-            pages=25, features=FEATURES - {"sitemaps", "sitemap-faults", "large-sitemap"}
+            pages=25,
+            features=FEATURES - {"sitemaps", "sitemap-faults", "large-sitemap", *SOAK_ONLY},
         ),
         overrides={
             1: HostSpec(pages=15, robots=None, features=frozenset({"private", "tracking"})),

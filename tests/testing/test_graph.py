@@ -7,6 +7,7 @@ import pytest
 from headway.testing.graph import (
     FEATURES,
     LARGE_SITEMAP_URLS,
+    SOAK_ONLY,
     Answer,
     HostSpec,
     Kind,
@@ -20,7 +21,7 @@ from headway.testing.graph import (
 )
 
 #: (the 15,000 pages of the large sitemap have a test of their own)
-ALL = HostSpec(pages=10, features=FEATURES - {"large-sitemap"})
+ALL = HostSpec(pages=10, features=FEATURES - {"large-sitemap", *SOAK_ONLY})
 PLAIN = HostSpec(pages=10)
 
 

@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from headway.testing.graph import FEATURES
+from headway.testing.graph import FEATURES, SOAK_ONLY
 from headway.testing.simweb import HostSpec, LoggedRequest, SimWeb, SimWebSpec, serve
 from tests.testing.simclient import TIMEOUT, session
 
@@ -23,7 +23,7 @@ from tests.testing.simclient import TIMEOUT, session
 # test_document_kind.py)
 ALL = HostSpec(
     pages=12,
-    features=FEATURES - {"spam", "sitemaps", "sitemap-faults", "large-sitemap"},
+    features=FEATURES - {"spam", "sitemaps", "sitemap-faults", "large-sitemap", *SOAK_ONLY},
     crawl_delay=2,
     gzip=True,
 )

@@ -164,6 +164,12 @@ class HostLimiter:
         the two, so the spacing holds on the wire, not just in the scheduler."""
         self._last_start = max(self._last_start, now)
 
+    def on_cancel(self, now: float) -> None:
+        """The request counted by the last ``on_start`` was never sent: it no longer
+        counts as in flight, and says nothing about the host's health."""
+        self._unpark(now)
+        self._in_flight = max(0, self._in_flight - 1)
+
     def on_finish(
         self, now: float, outcome: Outcome, *, latency: float, retry_after: float | None = None
     ) -> None:

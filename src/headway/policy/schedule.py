@@ -318,6 +318,17 @@ class ScheduleCore:
             self._push(host, ready)
         return ready
 
+    def on_not_sent(self, host: str, now: float) -> float:
+        """A page job handed out was never sent (its lease was no longer safe to use);
+        returns the host's next ready time."""
+        lim = self.limiter(host)
+        lim.on_cancel(now)
+        self._note(host, lim, now)
+        ready = lim.ready_at()
+        if host in self._busy and host not in self._robots_out:
+            self._push(host, ready)
+        return ready
+
     def on_robots_done(
         self,
         host: str,

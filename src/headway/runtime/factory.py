@@ -204,7 +204,7 @@ async def build_node_parts(
             user_agent=s.identity.user_agent,
             page_budget=page_budget,
             extra_gap=extra_gap,
-            leases=LeaseBook(),
+            leases=LeaseBook(lease_seconds(s), guard=s.frontier.lease_margin / 2),
             revisits_first=recrawl.revisits_first,
             # a host whose last page waits for a parser waits for its next fetch
             waits_for_parser=parse_stage.holds,

@@ -286,9 +286,11 @@ class PageFetch:
         self._recrawl = recrawl
         self._documents = asyncio.Semaphore(DOCUMENT_FETCHES)
 
-    async def run(self, job: PageJob) -> None:
+    async def run(self, job: PageJob) -> bool:
         """Fetch the job's URL once, feed the outcome to the scheduler, and hand the
-        page to the parse stage (a content handler reads it) or the store stage.
+        page to the parse stage (a content handler reads it) or the store stage; False
+        when the URL was not sent because its lease went stale (``_not_sent``), the page
+        then going nowhere.
 
         A URL admitted as a document (``lease.handler``: a sitemap, a feed) is fetched
         under the document size limit, at most ``DOCUMENT_FETCHES`` at a time, and an
@@ -297,6 +299,9 @@ class PageFetch:
         page limits and read by the handler its media type selects."""
         lease = job.lease
         crashpoints.reached(CrashPoint.LEASED)
+        if not self._scheduler.may_send(lease, self._clock()):
+            self._not_sent(lease)
+            return False
         # a revisit asks with the stored validators
         previous, hint, conditional = self._recrawl.request(lease)
         if lease.handler is not None:
@@ -348,6 +353,7 @@ class PageFetch:
                 lease, res, retry_after, handler=handler, previous=previous, hint=hint
             )
             await self._parse_stage.put(page)
+            return True
         else:
             skip_body = res.outcome is Outcome.OK and self._settings.fetch.non_html == "skip"
             if res.body is not res.raw_body:  # the store keeps the body as received
@@ -362,6 +368,20 @@ class PageFetch:
                 hint=hint,
             )
             await self._store_stage.put(page)
+            return True
+
+    def _not_sent(self, lease: LeasedUrl) -> None:
+        """A URL whose lease went stale while the node stalled is not sent: the lease may
+        have run out and its URL be with another node, which may be fetching from the
+        host now (the per-host rule) or have fetched it already."""
+        self._scheduler.on_not_sent(lease, self._clock())
+        self._counters.stale_leases += 1
+        if self._counters.stale_leases == 1 or self._counters.stale_leases % 1000 == 0:
+            log.warning(
+                "%d leased URL(s) not sent: their leases ran out while this node stalled "
+                "(they return to their queues when the frontier reclaims them)",
+                self._counters.stale_leases,
+            )
 
     def _handler_for(self, lease: LeasedUrl, res: FetchResult) -> str | None:
         """The content handler that reads an OK answer: the one the URL was admitted

@@ -65,6 +65,7 @@ class Counters:
     robots_fetches: int = 0
     robots_disallowed: int = 0  # URLs settled unfetched: robots.txt disallows them
     robots_errors: int = 0  # robots.txt fetches without an HTTP answer
+    stale_leases: int = 0  # leased URLs not sent: their leases ran out in a stall
     outcomes: Counter[str] = field(default_factory=Counter)
     #: what a hostile page or server made the crawl cut or refuse, by reason
     hostile: Counter[Hostile] = field(default_factory=Counter)

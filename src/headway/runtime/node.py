@@ -430,7 +430,8 @@ class Node:
             self._page_jobs += 1
             self.pipeline.enter()
             try:
-                await self._pages.run(job)
+                if not await self._pages.run(job):
+                    self.pipeline.leave()  # not sent (a stale lease): nothing to settle
             except BaseException:
                 self.pipeline.leave()  # cancelled before the page reached a stage
                 raise

@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from headway.frontier.store import FrontierStore
+from headway.frontier.store import FrontierStore, LeasedUrl
 from headway.policy import hoststate
 from headway.policy.hoststate import HostState
 from headway.policy.outcome import Outcome
@@ -293,7 +293,7 @@ class Scheduler:
                 self._lease_seconds,
                 revisits_first=first,
             )
-            self.leases.hold(leased)
+            self.leases.hold(leased, now)
             self.core.offer_leases(d.wants, leased, now)
         elif isinstance(d, Refill):
             await self._refill(now, d)
@@ -355,6 +355,19 @@ class Scheduler:
         )
         self._poke()
         return ready
+
+    def may_send(self, lease: LeasedUrl, now: float) -> bool:
+        """Whether the page job of ``lease`` may be sent now (``LeaseBook.may_send``)."""
+        return self.leases.may_send(lease.id, now)
+
+    def on_not_sent(self, lease: LeasedUrl, now: float) -> None:
+        """A page job was not sent because its lease was stale: the host's slot is
+        freed and the lease forgotten (never extended again, it runs out in the
+        frontier and its URL returns to its queue there, for whichever node holds the
+        shard then)."""
+        self.leases.drop([lease.id])
+        self.core.on_not_sent(lease.host, now)
+        self._poke()
 
     def on_robots_done(
         self,

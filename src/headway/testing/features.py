@@ -240,7 +240,9 @@ class Renderer:
                 href = "../" * base_dir.count("/") + link.path[1:]
         else:
             href = link.path
-        if link.tracking == 1:
+        if link.query:
+            href += "?" + link.query
+        elif link.tracking == 1:
             href += "?utm_source=x&utm_medium=y"
         elif link.tracking == 2:
             href += "?utm_medium=y&utm_source=x"

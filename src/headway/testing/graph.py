@@ -48,9 +48,14 @@ class Feature(StrEnum):
     SITEMAPS = "sitemaps"  # robots.txt names a sitemap index; the home page a feed
     SITEMAP_FAULTS = "sitemap-faults"  # sitemaps and a feed that are not (see FAULT_PATHS)
     LARGE_SITEMAP = "large-sitemap"  # robots.txt names a sitemap of over 1 MB uncompressed
+    UNIQUE_URLS = "unique-urls"  # every /u/ page links to URLs never linked before
+    SESSION_IDS = "session-ids"  # /p/ pages also link a page under a session id query
 
 
 FEATURES = frozenset(str(f) for f in Feature)
+#: Features for the soak's web (``webshape``), whose pages ``expected_urls`` does not
+#: enumerate: an endless comb of unique URLs, and session-id variants of pages.
+SOAK_ONLY = frozenset({Feature.UNIQUE_URLS, Feature.SESSION_IDS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +125,7 @@ class Link:
     tracking: int = 0  # 0: none; 1, 2: two orderings of utm_source/utm_medium
     nofollow: bool = False
     feed: bool = False  # announced as <link rel=alternate type=application/rss+xml>
+    query: str = ""  # a query the href carries (the page answered ignores it)
 
 
 class Kind(StrEnum):
@@ -167,7 +173,15 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     Feature.HUGE: ("/huge",),
     Feature.PRIVATE: ("/private/1",),
     Feature.RETRY_AFTER: ("/flaky",),
+    Feature.UNIQUE_URLS: ("/u/0-1",),
 }
+
+#: ``Feature.UNIQUE_URLS``: a comb of pages ``/u/B-s`` that never ends. The spine
+#: ``/u/0-s`` (depth ``s`` from the home page) links to ``/u/0-{s+1}`` and starts
+#: ``UNIQUE_BRANCHES`` branches ``/u/{(s-1)*UNIQUE_BRANCHES+j}-1`` (j = 1..); a branch page
+#: ``/u/B-s`` links to ``/u/B-{s+1}``. Each page has one parent, so its depth is exact
+#: (``unique_depth``) and the pages within a depth limit can be counted.
+UNIQUE_BRANCHES = 3
 
 #: Groups of the labelled near-duplicate set (``Feature.NEAR_DUPS``): group ``g`` is the
 #: article ``/nd/{g}`` and its variants that differ only by a date, an ad block or a
@@ -239,6 +253,16 @@ _ND = re.compile(r"/nd/(0|[1-9][0-9]?)(/date|/ad|/sid-5e55105d)?")
 _LISTED = re.compile(r"/listed/(0|[1-9][0-9]{0,8})")
 _PAGE = re.compile(r"/(p|r)/(0|[1-9][0-9]{0,8})")
 _CAL = re.compile(r"/cal/([0-9]{4})/([0-9]{2})")
+_UNIQUE = re.compile(r"/u/(0|[1-9][0-9]{0,8})-([1-9][0-9]{0,8})")
+
+
+def unique_depth(path: str) -> int | None:
+    """Link depth from the home page of a ``Feature.UNIQUE_URLS`` page, or None."""
+    m = _UNIQUE.fullmatch(path)
+    if m is None:
+        return None
+    branch, step = int(m[1]), int(m[2])
+    return step if branch == 0 else (branch - 1) // UNIQUE_BRANCHES + 1 + step
 
 
 def kind_of(spec: HostSpec, path: str) -> Answer:
@@ -269,6 +293,8 @@ def kind_of(spec: HostSpec, path: str) -> Answer:
     if path in FIXED:
         feature, answer = FIXED[path]
         return answer if feature in spec.features else NOT_FOUND
+    if Feature.UNIQUE_URLS in spec.features and _UNIQUE.fullmatch(path):
+        return Answer(Kind.HTML, 200)
     c = _CAL.fullmatch(path)
     if c and Feature.TRAP in spec.features and calendar_month(path) is not None:
         return Answer(Kind.TRAP, 200)
@@ -343,6 +369,15 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             links.append(local(f"/r/{pick(pages)}"))
         if Feature.TRACKING in spec.features and draw() < 0.3:
             links.append(local(f"/p/{pick(pages)}", tracking=1 + pick(2)))
+        if Feature.SESSION_IDS in spec.features:
+            sid = f"sid={int(draw() * 2**48):012x}"
+            links.append(Link(host, f"/p/{pick(pages)}", query=sid))
+    elif (unique := _UNIQUE.fullmatch(path)) and Feature.UNIQUE_URLS in spec.features:
+        branch, step = int(unique[1]), int(unique[2])
+        links.append(Link(host, f"/u/{branch}-{step + 1}"))
+        if branch == 0:
+            first = (step - 1) * UNIQUE_BRANCHES
+            links.extend(Link(host, f"/u/{first + j}-1") for j in range(1, UNIQUE_BRANCHES + 1))
     elif path.startswith("/private/"):
         links.append(Link(host, "/private/2" if path == "/private/1" else "/private/1"))
     elif (month := calendar_month(path)) is not None:
@@ -418,6 +453,8 @@ def expected_urls(
     """URLs a correct crawler starting at ``seeds`` fetches with 200 text/html: robots
     obeyed per host, nofollow links not followed, redirects followed to their targets,
     traps, errors and non-HTML left out; ``in_scope(url)`` limits where it may go."""
+    if any(web.spec_for(h).features & SOAK_ONLY for h in range(web.hosts)):
+        raise ValueError("expected_urls does not enumerate soak features: see webshape")
     allows = [robots_allows(web.spec_for(h)) for h in range(web.hosts)]
     queue: deque[tuple[int, str]] = deque(seeds)
     seen: set[tuple[int, str]] = set(queue)

@@ -1,10 +1,13 @@
 """The shared backend's connection to Redis: first contact, retries through an outage,
 and noticing a server that restarted.
 
-Contract of ``RedisLink.retry``: a call that fails because Redis cannot be reached is
+Contract of ``RedisLink.retry``: a call that fails because Redis cannot be reached, or
+because a Redis Cluster says it is down or failing over (``CLUSTERDOWN``, ``TRYAGAIN``,
+too many redirections: a master lost, until its replica takes over or it comes back), is
 retried with backoff (one warning when the outage starts, one when Redis is back) for up
 to ``outage_limit`` seconds, then ``StoreError``; any other Redis error is a
-``StoreError`` at once.
+``StoreError`` at once. A cluster client reads the cluster's layout again before each
+retry, so that it finds a replica that took over a lost master.
 
 A server that restarted may have lost its last writes: ``server_restarts`` counts the
 restarts seen, so the node can offer recent links again. Every connection the client
@@ -17,6 +20,7 @@ ids are compared again. A script's refusal for want of its crawl epoch key is a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -24,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import redis
-from redis.exceptions import RedisClusterException
+from redis.exceptions import ClusterError, RedisClusterException, TryAgainError
 
 from headway.errors import StoreError
 from headway.frontier.redis.connect import StoreUrl, connect
@@ -34,6 +38,11 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: Errors of a store that was reached and will answer again: it cannot be reached, or it
+#: is a cluster failing over (ClusterDownError, MasterDownError and the "TTL exhausted"
+#: of endless redirections are ClusterErrors).
+OUTAGE = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAgainError)
+
 
 class RedisLink:
     """One client of the store at ``url``, reached once at construction."""
@@ -42,18 +51,53 @@ class RedisLink:
         self.url = url
         self._lock = threading.Lock()  # connections open in the frontier and heartbeat threads
         self._run_ids: frozenset[str] | None = None  # every server run id seen
-        self.client: Any = connect(url, on_connection=self._on_connection)
         self._outage_limit = outage_limit
         self._down_since: float | None = None
+        self.client: Any = self._connect()
         self.server_restarts = 0  # times a Redis server was found restarted
         self._first_contact()
         self._seen(self.retry(self._server_run_ids))
         self._first_run_ids = self._run_ids  # the servers of the crawl's start
 
+    def _connect(self) -> Any:
+        """The client. A cluster some of whose listed nodes answer, but which cannot be
+        used yet (a master lost and not yet replaced: the client's first commands fail),
+        is an outage, waited for; a store none of whose nodes answers is an error at once."""
+        delay = 0.1
+        since: float | None = None
+        while True:
+            try:
+                return connect(self.url, on_connection=self._on_connection)
+            except StoreError as exc:
+                if not self.url.cluster or not isinstance(exc.__cause__, OUTAGE):
+                    raise
+                if not _some_node_answers(self.url):
+                    raise
+                now = time.monotonic()
+                if since is None:
+                    since = now
+                    log.warning(
+                        "Redis %s answers but cannot be used yet (%s): waiting",
+                        self.url.masked(),
+                        exc.__cause__,
+                    )
+                elif now - since > self._outage_limit:
+                    raise StoreError(
+                        f"Redis {self.url.masked()} down for {self._outage_limit:.0f} s"
+                    ) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
     def _first_contact(self) -> None:
         """Reach the server once before anything else: a store that cannot be reached at
         start-up is a wrong address or a server not started, reported at once instead of
-        waited for (outages of a store that was reached are waited for, see ``retry``)."""
+        waited for (outages of a store that was reached are waited for, see ``retry``).
+        A cluster client is made only once one of the listed nodes answered: the cluster
+        was reached, and a node of it that fails or a cluster that says it is down (a
+        node started during a failover) is an outage."""
+        if self.url.cluster:
+            self.retry(self.client.ping)
+            return
         try:
             self.client.ping()
         except (redis.ConnectionError, redis.TimeoutError) as exc:
@@ -67,7 +111,7 @@ class RedisLink:
         while True:
             try:
                 result = fn()
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
+            except OUTAGE as exc:
                 now = time.monotonic()
                 if self._down_since is None:
                     self._down_since = now
@@ -82,6 +126,7 @@ class RedisLink:
                     ) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
+                self._refresh_layout()
                 continue
             except redis.RedisError as exc:
                 if is_lost_reply(exc):
@@ -96,6 +141,17 @@ class RedisLink:
                 self._down_since = None
                 self._check_restart()
             return result
+
+    def _refresh_layout(self) -> None:
+        """A cluster client reads the cluster's slots again before a retry: after a
+        failover the slots of the lost master are served by its replica, and a client
+        that refreshed its layout only at the first error (before the failover) would
+        keep asking the dead master until it came back."""
+        if not self.url.cluster:
+            return
+        # (no node answers yet: the next retry tries again)
+        with contextlib.suppress(redis.RedisError, RedisClusterException):
+            self.client.nodes_manager.initialize()
 
     def _server_run_ids(self) -> frozenset[str]:
         """The run ids of every server of the store (a cluster's INFO goes to one node
@@ -153,3 +209,25 @@ class RedisLink:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _some_node_answers(url: StoreUrl) -> bool:
+    """Whether any node listed in a cluster store URL answers a PING."""
+    for host, port in url.nodes:
+        probe = redis.Redis(
+            host=host,
+            port=port,
+            username=url.username,
+            password=url.password,
+            ssl=url.tls,
+            socket_timeout=1.0,
+            socket_connect_timeout=1.0,
+        )
+        try:
+            if probe.ping():
+                return True
+        except redis.RedisError:
+            continue
+        finally:
+            probe.close()
+    return False
