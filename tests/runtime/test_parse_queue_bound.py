@@ -32,7 +32,7 @@ async def test_parse_stage_bound_is_parse_queue_mib(tmp_path: Path) -> None:
 
 def test_the_flag_sets_the_setting(tmp_path: Path) -> None:
     """``--parse-queue-mib`` on the command line reaches ``runtime.parse_queue_mib``."""
-    from headway.cli.commands import build_parser
+    from headway.cli.parsers import build_parser
     from headway.settings import KEYS, settings_from_sources
 
     seeds = tmp_path / "seeds.txt"

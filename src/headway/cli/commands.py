@@ -1,14 +1,12 @@
 """The command line: ``headway demo``, ``headway crawl``, ``headway node``,
 ``headway status``, ``headway console``, ``headway report``, the controls (``headway
 pause``, ``resume``, ``stop``, ``seed``, ``opt-out``, ``host``), ``headway simweb``,
-``headway bench``. Every setting of ``headway.settings`` is a flag of ``crawl`` and
-``node``."""
+``headway bench``: what each one does (their arguments are ``parsers.py``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import json
 import logging
 import os
@@ -19,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from headway import __version__
+from headway.cli.parsers import CONTROLS, build_parser
 from headway.errors import HeadwayError
-from headway.settings import KEYS, Key, Settings, settings_from_sources
+from headway.settings import KEYS, Settings, settings_from_sources
 
 if TYPE_CHECKING:
     from headway.urls.seeds import SeedList
@@ -34,219 +32,6 @@ EXIT_UNREACHABLE = 3
 #: delivered twice (``timeout`` and service managers signal the process, then its
 #: group), not the operator's second Ctrl-C.
 SAME_STOP_SECONDS = 1.0
-
-_SHORT = {"out": "-o", "quiet": "-q"}
-#: The control commands (``cli/control.py``).
-CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
-#: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "console", "report", *CONTROLS, "simweb", "bench")
-
-
-def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for key in KEYS:
-        group = groups.get(key.section)
-        if group is None:
-            group = groups[key.section] = parser.add_argument_group(f"{key.section} settings")
-        names = [key.flag] + ([_SHORT[key.name]] if key.name in _SHORT else [])
-        help_text = f"{key.help} (default: {_default_text(key)}; env {key.env})"
-        if key.choices:
-            help_text += f"; one of: {', '.join(key.choices)}"
-        help_text = help_text.replace("%", "%%")  # argparse reads % as a format code
-        kwargs: dict[str, Any] = {"dest": key.name, "default": argparse.SUPPRESS, "help": help_text}
-        if key.kind == "bool":
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif key.kind == "list":
-            kwargs["action"] = "append"
-            kwargs["metavar"] = "VALUE"
-        else:
-            kwargs["metavar"] = key.kind.removeprefix("opt").upper()
-        group.add_argument(*names, **kwargs)
-
-
-def _default_text(key: Key) -> str:
-    if key.name == "parsers":
-        return "cores - 1, at least 1"
-    if key.default in ((), None, ""):
-        return "none"
-    return str(key.default)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="headway",
-        description="A polite, fast, crash-safe web crawler writing WARC/1.1.",
-        epilog="First time? `headway demo` crawls a simulated web on this machine, no "
-        "internet needed, and says what to look at.",
-        allow_abbrev=False,
-    )
-    parser.add_argument("--version", action="version", version=f"headway {__version__}")
-    sub = parser.add_subparsers(
-        dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}"
-    )
-    # no abbreviations: "--max-page 5" must be an error, not --max-pages
-    add_parser = functools.partial(sub.add_parser, allow_abbrev=False)
-    from headway.cli.demo import add_demo_parser
-
-    add_demo_parser(add_parser)
-    crawl = add_parser(
-        "crawl",
-        help="crawl outward from seeds into a crawl directory",
-        description="Crawl outward from the seeds, politely, into the crawl directory (--out). "
-        "Running the same command again continues an interrupted crawl. Settings come from "
-        "defaults < --config TOML < HEADWAY_* environment < flags.",
-    )
-    crawl.add_argument(
-        "seeds",
-        type=Path,
-        help="file of seeds (- for standard input): one URL or bare domain a line, # comments",
-    )
-    crawl.add_argument("--config", type=Path, default=None, help="TOML settings file")
-    _add_setting_flags(crawl)
-    node = add_parser(
-        "node",
-        help="join a shared crawl (--store, --crawl-id) as one more node, without seeds",
-        description="Run one more node of a shared crawl: it takes its share of the crawl's "
-        "shards from the store (--store, --crawl-id) and writes its own WARC files, index and "
-        "crawl log into --out. Settings as for crawl.",
-    )
-    node.add_argument("--config", type=Path, default=None, help="TOML settings file")
-    _add_setting_flags(node)
-    status = add_parser(
-        "status",
-        help="show the state of a crawl directory, or of a shared crawl (--store, --crawl-id)",
-    )
-    status.add_argument("out", type=Path, nargs="?", default=None, help="crawl directory")
-    status.add_argument("--json", action="store_true", help="machine-readable output")
-    status.add_argument(
-        "--store",
-        default=os.environ.get("HEADWAY_STORE", ""),
-        help="frontier backend of the crawl (default: the embedded store in the directory)",
-    )
-    status.add_argument(
-        "--crawl-id",
-        default=os.environ.get("HEADWAY_CRAWL_ID"),
-        help="the shared crawl's id (with a redis --store)",
-    )
-    from headway.cli.control import add_control_parsers
-    from headway.cli.report import add_report_parser
-    from headway.console.command import add_console_parser
-
-    add_console_parser(add_parser)
-
-    add_report_parser(add_parser)
-    add_control_parsers(add_parser)
-    sim = add_parser(
-        "simweb",
-        help="serve the simulated web for trying configurations",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    sim.add_argument("--hosts", type=int, default=10, help="number of virtual hosts")
-    sim.add_argument("--pages", type=int, default=50, help="pages per host")
-    sim.add_argument("--port", type=int, default=8300, help="port on 127.0.0.1")
-    sim.add_argument("--links", type=int, default=8, help="links per page")
-    sim.add_argument("--seed", type=int, default=0, help="seed of the link graph")
-    sim.add_argument("--suffix", default="sim", help="host names are site<N>.<suffix>")
-    sim.add_argument("--page-kb", type=int, default=0, help="pad pages with text to this size")
-    sim.add_argument("--tls-cert", type=Path, default=None, help="serve HTTPS with this PEM")
-    sim.add_argument("--tls-key", type=Path, default=None, help="private key of --tls-cert")
-    sim.add_argument(
-        "--pages-mix",
-        choices=["fixed", "real"],
-        default="fixed",
-        help="fixed: every page --page-kb and --links; real: sizes drawn from a long-tailed "
-        "mix (median 138 KB, mean 242 KB), links growing with size",
-    )
-    sim.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=0.0,
-        help="close connections idle this many seconds (0: aiohttp's default, an hour)",
-    )
-    sim.add_argument(
-        "--no-resumption",
-        action="store_true",
-        help="with --tls-cert: refuse TLS session resumption (every handshake a full one)",
-    )
-    sim.add_argument(
-        "--features",
-        default="",
-        help="comma-separated host features, e.g. sitemaps,near-dups (sitemaps: robots.txt "
-        "names a sitemap index and the home page a feed; see headway.testing.graph.Feature)",
-    )
-    sim.add_argument(
-        "--validators",
-        action="store_true",
-        help="pages carry ETag and Last-Modified and answer 304 to conditional GETs",
-    )
-    sim.add_argument(
-        "--change-every",
-        type=int,
-        default=0,
-        help="with --validators: /p/i with i %% N == 0 change (0: no page changes)",
-    )
-    sim.add_argument(
-        "--change-period",
-        type=float,
-        default=0.0,
-        help="with --change-every: seconds between content versions of a changing page",
-    )
-    bench = add_parser(
-        "bench",
-        help="crawl the simulated web and print speed figures",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-        description="Crawl the simulated web once per case (scheme x gap x size) and print "
-        "the CPU per page of the crawler's whole process tree.",
-    )
-    bench.add_argument("--hosts", type=int, default=50, help="hosts at size 1x")
-    bench.add_argument("--pages", type=int, default=40, help="pages per host")
-    bench.add_argument("--links", type=int, default=280, help="links per page")
-    bench.add_argument("--page-kb", type=int, default=64, help="KiB of text on a page")
-    bench.add_argument("--parsers", type=int, default=0, help="0: the crawler's default")
-    bench.add_argument(
-        "--gaps",
-        type=float,
-        nargs="+",
-        default=[0.0, 1.0],
-        help="politeness gaps in seconds (0: none, 8 per host); one case each",
-    )
-    bench.add_argument(
-        "--scheme", nargs="+", choices=["http", "https"], default=["http"], help="one case each"
-    )
-    bench.add_argument("--size", nargs="+", default=["1x"], help="hosts multipliers: 1x 10x")
-    bench.add_argument("--seconds", type=float, default=20.0, help="each run stops after this")
-    bench.add_argument(
-        "--pages-mix",
-        choices=["fixed", "real"],
-        default="fixed",
-        help="fixed: every page --page-kb and --links; real: sizes drawn from a long-tailed "
-        "mix (median 138 KB, mean 242 KB; pages over max_body cut), links growing with size",
-    )
-    bench.add_argument(
-        "--server-idle",
-        type=float,
-        default=0.0,
-        help="the server closes connections idle this many seconds (below the gap: a new "
-        "connection per fetch); 0: aiohttp's default, an hour",
-    )
-    bench.add_argument(
-        "--tls-resumption",
-        nargs="+",
-        choices=["on", "off"],
-        default=["on"],
-        help="over https: the server accepts (on) or refuses (off) TLS session "
-        "resumption; one case each",
-    )
-    bench.add_argument(
-        "--before-src",
-        default=None,
-        help="source tree (its src/ folder) of an earlier headway: each case runs first "
-        "with it, then with this one, on the same server (before/after figures)",
-    )
-    # internal (the crawl process of ``headway bench``): no help, so not listed
-    crawl_child = add_parser("bench-crawl")
-    crawl_child.add_argument("config")
-    return parser
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -293,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "status":
             return _status(args)
         if args.command == "console":
-            from headway.console.command import console_command
+            from headway.cli.console import console_command
 
             return console_command(args)
         if args.command == "report":
@@ -491,8 +276,9 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
 
 
 async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
+    from headway.cli.console import announce
     from headway.cli.progress import Progress
-    from headway.console.command import announce, node_console
+    from headway.console.serve import node_console
     from headway.runtime.node import Node
     from headway.runtime.summary import StopReason
 

@@ -10,5 +10,7 @@ log.
   directory, a shared crawl in Redis) and where its controls go (the control log).
 - ``app``: the aiohttp application (the page, ``/api/state``, ``/api/hosts``,
   ``/api/control``) and its safety rules (token, origin, read-only page).
+- ``serve``: the console a crawling node serves (``--console-port``); the command
+  ``headway console`` is ``cli/console.py``.
 - ``static/``: the page itself (HTML, CSS, a small script drawing SVG charts).
 """

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import math
 import time
 from collections.abc import Callable, Sequence
 
-from headway import __version__, crashpoints
-from headway.console.snapshot import PUBLISH_TTL, SnapshotParts, Snapshotter
-from headway.control.applier import ControlApplier, ControlStats
+from headway import crashpoints
+from headway.console.snapshot import Snapshotter
+from headway.control.applier import ControlApplier
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
 from headway.frontier.store import FrontierCounts, UrlEntry
@@ -43,18 +42,13 @@ from headway.runtime.fetchjobs import PageFetch, RobotsFetch
 from headway.runtime.looplag import LoopLagProbe, short_switch_interval
 from headway.runtime.metrics import Counters
 from headway.runtime.monitor import Monitor, monitor_for
+from headway.runtime.nodeview import HOST_PROBLEMS, crawl_summary, node_statistics, snapshot_parts
 from headway.runtime.pipeline import Pipeline
 from headway.runtime.reach import HostReach
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import rules_for_seeds, shared_seeds
-from headway.runtime.stats import NodeStats, RecrawlStats
-from headway.runtime.summary import (
-    CrawlSummary,
-    StopReason,
-    current_rss_mib,
-    peak_rss_mib,
-    process_cpu_seconds,
-)
+from headway.runtime.stats import NodeStats
+from headway.runtime.summary import CrawlSummary, StopReason, process_cpu_seconds
 from headway.settings import Settings
 from headway.urls.canonical import host_key
 from headway.urls.scope import OptOut
@@ -78,12 +72,6 @@ PARSE_GRACE = 5.0
 RECORD_GRACE = 2.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
 _NATURAL_STOPS = frozenset({StopReason.FINISHED, StopReason.MAX_PAGES})
-#: Skip notes that drop a whole host, as the console names them.
-HOST_PROBLEMS = {
-    "opted-out": "in the opt-out list: its queued URLs are dropped",
-    "blocked-address": "its address is refused by the address guard: its URLs fail",
-    "robots-unreachable": "robots.txt unreachable too many times: its URLs fail",
-}
 
 
 class Node:
@@ -207,7 +195,9 @@ class Node:
             hostile=self.counters.hostile,
             clock=self.clock,
         )
-        self.console = Snapshotter(self._snapshot_parts(parts))
+        self.console = Snapshotter(
+            snapshot_parts(parts, self.settings, self.counters.book, self.statistics)
+        )
         self._monitoring = True
         if parts.exporter is not None:
             # each scrape builds its own reading, on the event loop
@@ -273,27 +263,20 @@ class Node:
                 with contextlib.suppress(Exception):
                     await self._close_frontier()
         counts = await self._close_frontier()
-        return CrawlSummary(
+        return crawl_summary(
+            parts,
             stopped_by=self._stop_reason or StopReason.FINISHED,
             resumed=resumed,
             seconds=time.monotonic() - self._started,
-            cpu_seconds=process_cpu_seconds() - cpu0 + parts.pool.cpu_seconds(),
-            fetches=self.counters.fetches,
-            requests=self.counters.requests,
-            bytes=self.counters.bytes,
-            outcomes=dict(self.counters.outcomes),
-            frontier=counts,
+            cpu_seconds=process_cpu_seconds() - cpu0,
+            counters=self.counters,
+            counts=counts,
+            admission=self.admission,
+            reach=self.reach,
+            given_hosts=(host_key(u) for u in self._given_seeds),
+            controls=self.controls,
             seeds_added=self.seeds_added,
-            revisits=parts.store.revisits,
-            warc_files=parts.store.files,
-            admission_rejected=dict(self.admission.rejected),
-            peak_rss_mib=peak_rss_mib(),
-            recrawl=parts.recrawl.statistics(),
             requeued_at_stop=self.requeued_at_stop,
-            robots_disallowed=self.counters.robots_disallowed,
-            unreachable=self.reach.unreachable(),
-            seeds_unreached=self.reach.seeds_unreached(host_key(u) for u in self._given_seeds),
-            optout_dropped=self.controls.statistics().optout_dropped if self.controls else 0,
         )
 
     async def _pipeline_run(self) -> None:
@@ -336,14 +319,14 @@ class Node:
                 # a parser when PARSE_GRACE ends go back to the queue, recorded: a full
                 # parse stage cannot hold the stop
                 deadline = time.monotonic() + DRAIN_GRACE
-                await self._wait_drained(time.monotonic() + PARSE_GRACE)
+                await self.pipeline.wait_drained_until(time.monotonic() + PARSE_GRACE)
                 unparsed = await parts.parse_stage.drain_nowait()
                 self.pipeline.leave(len(unparsed))
                 await self._requeue_at_stop(unparsed, deadline)
             # drain what was fetched: parse -> store -> settle (the pipeline count covers
             # every page from its lease to its settling, and every robots.txt answer until
             # it is written)
-            await self._wait_drained(deadline)
+            await self.pipeline.wait_drained_until(deadline)
             if self.pipeline.in_flight > 0 and math.isfinite(deadline):
                 # pages still inside a parser when the grace ends: recorded as requeued
                 for t in parsing:
@@ -352,35 +335,17 @@ class Node:
                 deadline = time.monotonic() + RECORD_GRACE
                 aside, self.pipeline.set_aside = self.pipeline.set_aside, []
                 await self._requeue_at_stop(aside, deadline)
-                await self._wait_drained(deadline)
+                await self.pipeline.wait_drained_until(deadline)
             for t in helpers:
                 t.cancel()
 
-    async def _wait_drained(self, deadline: float) -> None:
-        """Wait until the pipeline is drained, or until ``deadline`` (monotonic; inf)."""
-        timeout = None if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
-        # asyncio.timeout, not wait_for, which can swallow a cancellation (3.11)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self.pipeline.wait_drained()
-
     async def _requeue_at_stop(self, pages: list[FetchedPage], deadline: float) -> None:
-        """Record in the crawl log (note ``requeued: not parsed``; the response is kept in
-        the WARC file) and put back in the queue the fetched pages a stop from outside
-        left unparsed, within ``deadline`` (monotonic seconds). What is not recorded by
-        then is still put back, by the release of the leases at shutdown."""
+        """Count, and put back in the queue (recorded), pages a stop left unparsed."""
         if not pages:
             return
         self.requeued_at_stop += len(pages)
         log.info("stopping: %d fetched pages not parsed go back to the queue", len(pages))
-        now = self.clock()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-                for page in pages:
-                    requeued = dataclasses.replace(
-                        page, note="requeued: not parsed", requeue_at=now
-                    )
-                    await self.pipeline.to_store(requeued)
+        await self.pipeline.requeue_at_stop(pages, deadline)
 
     async def _shutdown(self) -> None:
         """Release this node's leases and close every part but the frontier."""
@@ -435,29 +400,6 @@ class Node:
             except BaseException:
                 self.pipeline.leave()  # cancelled before the page reached a stage
                 raise
-
-    def _snapshot_parts(self, parts: NodeParts) -> SnapshotParts:
-        shared = parts.frontier.shared()
-        s = self.settings
-        return SnapshotParts(
-            node_id=parts.node_id,
-            directory=parts.paths.root,
-            book=self.counters.book,
-            core=parts.scheduler.core,
-            worker=parts.fw,
-            frontier=parts.frontier,
-            stats=self.statistics,
-            cpu_seconds=lambda: process_cpu_seconds() + parts.pool.cpu_seconds(),
-            rss_mib=current_rss_mib,
-            shards_held=shared.shards_held if shared else lambda: None,
-            publish=(lambda data: shared.publish_console(data, PUBLISH_TTL)) if shared else None,
-            host_budget=s.frontier.host_budget,
-            crawl={
-                "directory": str(parts.paths.root),
-                "store": shared.store_url if shared is not None else "",
-                "crawl_id": s.distributed.crawl_id if shared is not None else None,
-            },
-        )
 
     def _admit_documents(
         self, urls: Sequence[str], depth: int, via: str, fp: int | None, handler: str | None
@@ -540,29 +482,15 @@ class Node:
         return self.statistics() if self._monitoring else None
 
     def statistics(self) -> NodeStats:
-        """The node's statistics now: each component's own ``statistics()`` value, the
-        frontier's counts as last read (docs/metrics.md)."""
-        fetcher, parts = self._fetcher, self.parts
-        return NodeStats(
-            time=time.time(),
-            elapsed=time.monotonic() - self._started,
-            pipeline=self.pipeline.in_flight,
-            fetch=self.counters.statistics(
-                fetcher.statistics().in_flight if fetcher is not None else 0
-            ),
-            stages=(
-                parts.parse_stage.statistics(),
-                parts.pool.statistics(),
-                parts.store_stage.statistics(),
-                parts.settle_stage.statistics(),
-            ),
-            admission=self.admission.statistics(),
+        """The node's statistics now (``nodeview.node_statistics``, docs/metrics.md)."""
+        return node_statistics(
+            self.parts,
+            started=self._started,
+            in_flight=self.pipeline.in_flight,
+            counters=self.counters,
+            fetcher=self._fetcher,
+            admission=self.admission,
             frontier=self._counts,
-            scheduler=parts.scheduler.statistics(),
-            store=parts.store.statistics(),
-            leases=parts.leases.statistics(),
-            recrawl=parts.recrawl.statistics() or RecrawlStats(),
-            loop_lag=self.loop_lag.statistics(),
-            software=f"headway/{__version__}",
-            control=self.controls.statistics() if self.controls else ControlStats(),
+            loop_lag=self.loop_lag,
+            controls=self.controls,
         )

@@ -12,8 +12,11 @@ given up only once its settlement committed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import math
 import random
+import time
 from collections import Counter
 from collections.abc import Callable
 
@@ -83,6 +86,28 @@ class Pipeline:
         """Return once every item that entered has left."""
         while self.in_flight > 0:
             await self._drained.wait()
+
+    async def wait_drained_until(self, deadline: float) -> None:
+        """``wait_drained``, or until ``deadline`` (monotonic seconds; inf)."""
+        timeout = None if math.isinf(deadline) else max(0.0, deadline - time.monotonic())
+        # asyncio.timeout, not wait_for, which can swallow a cancellation (3.11)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.wait_drained()
+
+    async def requeue_at_stop(self, pages: list[FetchedPage], deadline: float) -> None:
+        """Record in the crawl log (note ``requeued: not parsed``; the response is kept in
+        the WARC file) and put back in the queue the fetched pages a stop from outside
+        left unparsed, within ``deadline`` (monotonic seconds). What is not recorded by
+        then is still put back, by the release of the leases at shutdown."""
+        now = self._clock()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                for page in pages:
+                    requeued = dataclasses.replace(
+                        page, note="requeued: not parsed", requeue_at=now
+                    )
+                    await self.to_store(requeued)
 
     async def to_store(self, work: Work) -> None:
         """Queue an item that did not come through a fetch slot's own count (a skip, a

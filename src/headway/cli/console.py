@@ -1,29 +1,23 @@
-"""``headway console`` and the console a crawling node serves (``--console-port``).
-
-``headway console DIR`` shows a crawl directory (running or finished), ``headway console
---store URL --crawl-id ID`` a shared crawl from any machine. ``headway crawl|node
---console-port N`` serves the console in the crawling process. Each prints its address
-once; on an address other than loopback also the token its controls need.
-"""
+"""``headway console``: ``headway console DIR`` shows a crawl directory (running or
+finished), ``headway console --store URL --crawl-id ID`` a shared crawl from any machine.
+It prints its address once; on an address other than loopback also the token its
+controls need. The console itself (the application, where it reads a crawl from, the
+console a crawling node serves) is ``headway.console``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from headway.console.app import ConsoleServer
-from headway.console.snapshot import Snapshotter
-from headway.console.sources import ControlDesk, DirSource, LiveSource, SharedSource, Source
+from headway.console.sources import ControlDesk, DirSource, SharedSource, Source
 from headway.control import CrawlRef
 from headway.runtime.worker import ThreadWorker
-from headway.settings import Settings
 
 DEFAULT_PORT = 8787
 
@@ -120,39 +114,3 @@ async def _serve(args: argparse.Namespace) -> int:
 
 def _embedded(directory: Path) -> bool:
     return (directory / "frontier.sqlite3").exists()
-
-
-def node_console(
-    settings: Settings, snapshotter: Callable[[], Snapshotter | None]
-) -> tuple[ConsoleServer, Callable[[], Any]] | None:
-    """The console a crawling node serves (None when ``--console-port`` is 0), and what
-    closes its parts after ``stop``."""
-    c = settings.console
-    if not c.console_port:
-        return None
-    worker = ThreadWorker("console")
-    store = settings.frontier.store
-    out = settings.crawl.out
-    source: Source
-    if store:
-        crawl_id = settings.distributed.crawl_id or ""
-        source = SharedSource(store, crawl_id, worker)
-        ref = CrawlRef(store=store, crawl_id=crawl_id)
-    else:
-        source = LiveSource(snapshotter, str(out))
-        ref = CrawlRef(directory=out)
-    desk = ControlDesk(ref, worker)
-
-    def close() -> None:
-        desk.close()
-        if isinstance(source, SharedSource):
-            source.close()
-
-    server = ConsoleServer(source, desk, host=c.console_host, port=c.console_port, token_dir=out)
-    return server, lambda: _close_worker(worker, close)
-
-
-def _close_worker(worker: ThreadWorker, close: Callable[[], None]) -> None:
-    with contextlib.suppress(Exception):
-        close()
-    worker.shutdown()
