@@ -260,15 +260,12 @@ def test_pause_resume_one_node_and_report_a_shared_crawl(
     assert "Control log (4)" in text and f"crawl {nodes.crawl} in redis://" in text
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open defect: a seed added to a running shared crawl is fetched within seconds "
-    "when this test runs alone, but in runs of the whole suite its host was not fetched "
-    "within 45 s (twice); the cause is not found yet",
-)
 def test_a_seed_added_to_a_running_shared_crawl_is_fetched(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
+    """Both nodes apply the control (each reads the log every second); the node holding
+    the seed's shard may lease it before its own control task has read it: the seed's
+    links must still be in scope there (failed about one run in three before)."""
     with ThreadedSimWeb(_spec(6)) as web:
         nodes = Nodes(redis_server.url, tmp_path, web)
         late = web.hosts[5]

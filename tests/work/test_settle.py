@@ -198,3 +198,38 @@ def test_only_a_done_page_is_settled_with_its_revisit() -> None:
             None,
             None,
         )
+
+
+def test_a_seed_makes_its_host_a_seed_host_before_its_links_are_admitted() -> None:
+    """In a shared crawl a seed added by a control may be leased by a node that has not
+    applied the control yet: its host must count as a seed's, or the seed's links are
+    dropped as out of scope and the host ends after one page."""
+    rules = _rules()
+    new = "https://added.example.net/"
+    links = ("https://added.example.net/b", "https://elsewhere.net/")
+
+    def fetched(lease: LeasedUrl) -> FetchedPage:
+        return dataclasses.replace(_work(200, links=links), lease=lease)
+
+    seed = LeasedUrl(8, new, "added.example.net", 0, 0, 124, None, 0, 100.0)
+    got = decide(fetched(seed), 1000.0, rules, quota_paused=False, rand=0.5)
+    assert [e.url for e in got.discovered] == ["https://added.example.net/b"]
+    assert "added.example.net" in rules.admission.scope.seed_hosts
+    # found by a page, or moved there (via set), or a document: not a seed, no new scope
+    for lease in (
+        dataclasses.replace(
+            seed, url="https://linked.example.io/", host="linked.example.io", depth=1, via=URL
+        ),
+        dataclasses.replace(
+            seed, url="https://moved.example.io/", host="moved.example.io", via=URL
+        ),
+        dataclasses.replace(
+            seed, url="https://doc.example.io/", host="doc.example.io", handler="sitemap"
+        ),
+    ):
+        before = rules.admission.rejected["out-of-scope"]
+        linked = (lease.url + "x",)
+        work = dataclasses.replace(_work(200, links=linked), lease=lease)
+        assert decide(work, 1000.0, rules, quota_paused=False, rand=0.5).discovered == ()
+        assert rules.admission.rejected["out-of-scope"] == before + 1
+        assert lease.host not in rules.admission.scope.seed_hosts

@@ -243,10 +243,11 @@ class Scope:
         return None
 
     def add_seed_host(self, host: str) -> None:
-        """Treat ``host`` (and its registered domain) as a seed's, e.g. after a seed
-        redirected there. Opt-out still applies to it."""
+        """Treat ``host`` (and its registered domain) as a seed's: a seed added while the
+        crawl runs, or leased by a node that has not heard of it yet. Opt-out still
+        applies to it; a host already a seed's changes nothing."""
         h = _hostname(host)
-        if h:
+        if h and (h not in self._hosts or registered_domain(h) not in self._domains):
             self._host_verdicts.clear()
             self._hosts.add(h)
             self._domains.add(registered_domain(h))
