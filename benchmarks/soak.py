@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from tests.support.redisproc import RedisCluster, RedisServer
 from headway.bench.harness import free_port, wait_port
 from headway.bench.proctree import all_stats, rss_bytes_of, tree_of
 from headway.bench.soaklog import Fault, FaultKind
+from headway.frontier.redis.keys import member
 from headway.frontier.redis.status import read_crawl_status
 from headway.testing.webshape import shaped_web
 
@@ -379,15 +381,35 @@ def save_state(soak: Any, final: dict[str, Any], out: Path) -> None:
     out.write_text(json.dumps(state))
 
 
-def dump_frontier(cluster: RedisCluster, crawl: str, shards: int, out: Path) -> None:
-    """The URLs still in the crawl's frontier (queued, leased or parked), one a line."""
+def frontier_urls(client: Any, crawl: str) -> Iterator[str]:
+    """The URLs still in the crawl's frontier (queued, leased or parked), read from the
+    keys of the layout in ``headway/frontier/redis/keys.py``: a queued URL is ``M+R`` (a
+    15-digit member, then its JSON record) in one of its host's level lists
+    (``lv:H|P``) or its waiting set (``nb:H``); a leased or parked one is a record in the
+    shard's ``urls`` hash."""
+    width = len(member(0))
+    for key in client.scan_iter(match=f"hw:{{{crawl}:*}}:*", count=1000):
+        kind = key.split("}:", 1)[1]
+        if kind.startswith("lv:") and "|" in kind:
+            entries = client.lrange(key, 0, -1)
+        elif kind.startswith("nb:"):
+            entries = client.zrange(key, 0, -1)
+        elif kind == "urls":
+            yield from (json.loads(r)[0] for r in client.hvals(key))
+            continue
+        else:
+            continue
+        yield from (json.loads(e[width:])[0] for e in entries)
+
+
+def dump_frontier(cluster: RedisCluster, crawl: str, out: Path) -> None:
+    """The URLs still in the crawl's frontier, one a line (``frontier_urls``)."""
     nodes = [ClusterNode("127.0.0.1", s.port) for s in cluster.servers if s.cli("PING")]
     client = redis.RedisCluster(startup_nodes=nodes, decode_responses=True)
-    with out.open("w") as f:
-        for shard in range(shards):
-            for record in client.hvals(f"hw:{{{crawl}:{shard}}}:urls"):
-                f.write(json.loads(record)[0] + "\n")
-    client.close()
+    try:
+        out.write_text("".join(url + "\n" for url in frontier_urls(client, crawl)))
+    finally:
+        client.close()
 
 
 def main() -> None:
@@ -418,7 +440,7 @@ def main() -> None:
     finally:
         soak.stop()
         try:
-            dump_frontier(soak.cluster, soak.crawl, args.shards, work / "frontier.txt")
+            dump_frontier(soak.cluster, soak.crawl, work / "frontier.txt")
         finally:
             soak.cluster.stop()
     save_state(soak, final, work / "state.json")  # first: the report can be made again

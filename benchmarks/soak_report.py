@@ -340,8 +340,9 @@ def _fit(samples: list[dict[str, Any]]) -> dict[str, float] | None:
         return None
     try:
         import numpy as np
-    except ImportError:
-        return None
+    except ImportError:  # installed on demand, like matplotlib (no dependency of headway)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "numpy"], check=True)
+        import numpy as np
     m = np.array(rows)
     coef, *_ = np.linalg.lstsq(m[:, :3], m[:, 3], rcond=None)
     return {
