@@ -51,3 +51,27 @@ def test_no_restart_is_seen_where_there_was_none(tmp_path: Path) -> None:
     finally:
         store.close()
         server.stop()
+
+
+def test_seeds_are_offered_again_only_for_shards_that_lost_their_note(tmp_path: Path) -> None:
+    """``mark_seeded`` writes one key per shard of the seeds' hosts; a shard whose key is
+    gone (its latest writes lost) names its hosts, the others none."""
+    server = RedisServer(tmp_path)
+    server.start()
+    store = RedisFrontier(
+        server.url, "noted", "n1", TEST_LIMITS, shards=4, shard_ttl=60.0, handover_gap=0.0
+    )
+    hosts = {f"h{i}.test" for i in range(12)}
+    try:
+        assert store.seeded_hosts_lost(hosts) == hosts  # never noted
+        store.mark_seeded(hosts)
+        assert store.seeded_hosts_lost(hosts) == set()
+        victim = store.shard_of("h0.test")
+        store._client.delete(store.keys.shard(victim, "seeded"))  # that shard's writes lost
+        lost = store.seeded_hosts_lost(hosts)
+        assert lost == {h for h in hosts if store.shard_of(h) == victim}
+        assert "h0.test" in lost and len(lost) < len(hosts)
+        assert store.seeded_hosts_lost(set()) == set()
+    finally:
+        store.close()
+        server.stop()

@@ -338,6 +338,17 @@ class SharedCrawl(Protocol):
         it (the crawl's seeds are stored once)."""
         ...
 
+    def mark_seeded(self, hosts: Collection[str]) -> None:
+        """Note, in the shard of each of ``hosts``, that seeds of it were admitted (call it
+        once they were): a store that still has the note after a restart or a failover
+        still has them, since each shard's writes are kept and replicated in order."""
+        ...
+
+    def seeded_hosts_lost(self, hosts: Collection[str]) -> set[str]:
+        """Of ``hosts``, those whose shard lost the ``mark_seeded`` note: the store may
+        have lost their seeds with it (offer them again)."""
+        ...
+
     def publish(self, stats: Mapping[str, Any]) -> None:
         """This node's statistics, published with its next heartbeat (``headway
         status`` reads them)."""

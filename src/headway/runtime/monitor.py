@@ -214,7 +214,6 @@ class StoreRestarts:
         # the counts read before may be the restarted store's, before the seeds came
         # back: the end check must not take them for a finished crawl
         self._use_counts(await self._read_counts())
-        log.warning("the store restarted: recently admitted links are offered again")
 
 
 class CrawlLost:

@@ -217,6 +217,9 @@ class Node:
         seed_entries = self.admission.admit(self.seeds, 0, None)
         added = await fw.call(frontier.add, seed_entries, self.clock())
         self.seeds_added = added.added
+        shared = frontier.shared()
+        if shared is not None:  # (after the seeds: see offer_seeds_again)
+            await fw.call(shared.mark_seeded, {host_key(u) for u in self.seeds})
         self._page_budget = parts.page_budget
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
@@ -465,10 +468,27 @@ class Node:
     async def offer_seeds_again(self) -> None:
         """After a restart of the shared store, which may have lost its latest
         admissions: forget the recently admitted links (so they are offered again when
-        found) and offer the seeds again."""
+        found) and offer again the seeds of the shards that lost the note written after
+        the seeds were admitted (``SharedCrawl.mark_seeded``; a failover or a restart on
+        the AOF loses about the last second of writes, so a crawl seeded before that
+        keeps its notes and its seeds, and is not offered every seed again)."""
         self.admission.forget_recent()
-        entries = self.admission.admit(self.seeds, 0, None)
-        await self.parts.fw.call(self.parts.frontier.add, entries, self.clock())
+        fw, frontier = self.parts.fw, self.parts.frontier
+        shared = frontier.shared()
+        hosts = {host_key(u) for u in self.seeds}
+        lost = hosts if shared is None else await fw.call(shared.seeded_hosts_lost, hosts)
+        seeds = [u for u in self.seeds if host_key(u) in lost]
+        if seeds:
+            entries = self.admission.admit(seeds, 0, None)
+            await fw.call(frontier.add, entries, self.clock())
+            if shared is not None:
+                await fw.call(shared.mark_seeded, lost)
+        log.warning(
+            "the store restarted: recently admitted links are offered again, and %d of "
+            "%d seeds (their shards lost writes)",
+            len(seeds),
+            len(self.seeds),
+        )
 
     def shed_for_memory(self, over_target: bool) -> int | None:
         self.admission.adjust_for_memory(over_target, self.settings.scope.max_depth)

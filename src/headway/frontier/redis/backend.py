@@ -448,6 +448,16 @@ class RedisFrontier:
         self._check_open()
         self._shared.put_payloads(items)
 
+    @unless_lost(lambda self: None)
+    def mark_seeded(self, hosts: Collection[str]) -> None:
+        self._check_open()
+        self._shared.mark_seeded(hosts)
+
+    @unless_lost(lambda self: set())
+    def seeded_hosts_lost(self, hosts: Collection[str]) -> set[str]:
+        self._check_open()
+        return self._shared.seeded_hosts_lost(hosts)
+
     @unless_lost(lambda self: {})
     def get_host_states(self, hosts: Sequence[str]) -> dict[str, str]:
         self._check_open()

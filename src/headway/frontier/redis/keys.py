@@ -16,7 +16,7 @@ Per crawl, tag ``{C}`` (one slot, small keys):
 - ``hw:{C}:meta`` HASH: ``shards`` (S, fixed when the crawl is created), ``layout``
   (``LAYOUT``: the version of this layout), ``seen_bits`` (b: each shard's seen set is
   split into 2^b buckets), ``shard_ttl`` (the creator's: what ``headway status`` counts
-  as live), ``epoch`` (the crawl epoch E, see ``epoch.py``), ``seeded``, and every
+  as live), ``epoch`` (the crawl epoch E, see ``epoch.py``), and every
   ``set_meta`` key as ``m:<key>``. A crawl made by an earlier version has no ``layout``
   (it had a Bloom bitmap, one seen set, a record hash and per-URL sorted sets per
   shard): it is refused with one line (``opening.py``).
@@ -34,6 +34,8 @@ which they extend, so they carry its hash tag and live in its slot):
 
 - ``hw:{C:s}:epoch:E`` STRING: present while the shard's keys are; every script of the
   shard refuses to act without it.
+- ``hw:{C:s}:seeded`` STRING: written after a node admitted seeds of the shard's hosts;
+  a restart or failover that lost it may have lost them (they are offered again).
 - ``hw:{C:s}:owner`` STRING with a TTL: the node holding the shard (renewed by heartbeat).
 - ``hw:{C:s}:sn:B`` SET: every admitted fingerprint (the signed 64-bit integer, shed
   ones included) whose top b bits are B (``seen_bucket``): the exact seen set, one

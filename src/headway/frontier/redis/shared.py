@@ -7,7 +7,7 @@ retried through an outage."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from headway.frontier.redis.keys import CrawlKeys, shard_of_digest, shard_of_host
@@ -104,3 +104,32 @@ class SharedState:
             pipe.execute()
 
         self._retry(write)
+
+    def mark_seeded(self, hosts: Collection[str]) -> None:
+        """``SharedCrawl.mark_seeded``: one ``seeded`` key in each shard of ``hosts``."""
+        shards = sorted({shard_of_host(h, self.shards) for h in hosts})
+
+        def write() -> None:
+            pipe = self._client.pipeline(transaction=False)
+            for s in shards:
+                pipe.set(self.keys.shard(s, "seeded"), "1")
+            pipe.execute()
+
+        if shards:
+            self._retry(write)
+
+    def seeded_hosts_lost(self, hosts: Collection[str]) -> set[str]:
+        """``SharedCrawl.seeded_hosts_lost``: the hosts of shards without a ``seeded`` key."""
+        by_shard: dict[int, list[str]] = {}
+        for h in hosts:
+            by_shard.setdefault(shard_of_host(h, self.shards), []).append(h)
+        shards = sorted(by_shard)
+
+        def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for s in shards:
+                pipe.exists(self.keys.shard(s, "seeded"))
+            return list(pipe.execute())
+
+        kept = self._retry(read) if shards else []
+        return {h for s, n in zip(shards, kept, strict=True) if not n for h in by_shard[s]}
