@@ -125,6 +125,47 @@ def mask_store_url(text: str) -> str:
     return f"{scheme}://{shown}@{hostpart}"
 
 
+def script_routing() -> dict[str, Any]:
+    """Options of a cluster client that route a pipelined EVALSHA by its keys as given.
+    redis-py 8's cluster pipeline asks the server for the keys of every EVALSHA it
+    queues (``COMMAND GETKEYS``: one more command and round trip per script call, as many
+    as the scripts themselves in the soak), although its other paths read them from the
+    arguments; naming EVALSHA's policy (keyed: the slot of its keys) skips that.
+    Earlier versions have no such policies and need nothing."""
+    try:
+        from redis._parsers.commands import CommandPolicies, RequestPolicy, ResponsePolicy
+        from redis.commands.policies import BasePolicyResolver, StaticPolicyResolver
+    except ImportError:  # redis-py before 8
+        return {}
+    keyed = CommandPolicies(
+        request_policy=RequestPolicy.DEFAULT_KEYED, response_policy=ResponsePolicy.DEFAULT_KEYED
+    )
+
+    class ScriptPolicies(BasePolicyResolver):
+        def with_fallback(self, fallback: Any) -> Any:
+            return ScriptPolicies(self._policies, fallback)
+
+    policies = {"core": {"evalsha": keyed, "eval": keyed}}
+    return {"policy_resolver": ScriptPolicies(policies, StaticPolicyResolver())}
+
+
+class _Cluster(RedisCluster):
+    """A cluster client whose pipelines use its own command policies (``script_routing``):
+    redis-py 8.1 gives every pipeline the default ones."""
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
+        pipe = super().pipeline(transaction, shard_hint)  # type: ignore[no-untyped-call]
+        pipe._policy_resolver = self._policy_resolver
+        return pipe
+
+
+def _cluster_client(nodes: list[ClusterNode], options: dict[str, Any]) -> Any:
+    routing = script_routing()
+    if not routing:
+        return RedisCluster(startup_nodes=nodes, **options)
+    return _Cluster(startup_nodes=nodes, **options, **routing)
+
+
 def connect(
     url: StoreUrl,
     *,
@@ -158,7 +199,7 @@ def connect(
     try:
         if url.cluster:
             nodes = [ClusterNode(h, p) for h, p in url.nodes]  # type: ignore[no-untyped-call]
-            return RedisCluster(startup_nodes=nodes, **common)
+            return _cluster_client(nodes, common)
         host, port = url.nodes[0]
         return redis.Redis(host=host, port=port, db=url.db, **common)
     except (redis.RedisError, RedisClusterException) as exc:
