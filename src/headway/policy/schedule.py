@@ -52,11 +52,18 @@ from headway.policy.decisions import (
     Wait,
 )
 from headway.policy.held import HeldLeases, lease_count
-from headway.policy.hoststate import HostState, HostWait, restore, wait_of
+from headway.policy.hoststate import HostState, HostWait, restore, wait_of, waits_of
 from headway.policy.outcome import Outcome
 from headway.policy.overrides import HostCeilings, HostOverride, OverrideBook, limit_params
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
-from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
+from headway.policy.pressure import HostPressure, held_back, host_pressure
+from headway.policy.robots import (
+    RobotsCache,
+    RobotsKind,
+    RobotsRules,
+    clamp_crawl_delay,
+    given_up,
+)
 from headway.urls.scope import OptOut
 
 __all__ = [
@@ -75,14 +82,6 @@ __all__ = [
     "SkippedUrl",
     "Wait",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class HostPressure:
-    known: int  # hosts with a limiter in memory
-    active: int  # hosts with a request in flight
-    parked: int  # hosts parked (long Crawl-delay, or health cool-down)
-    top: list[tuple[str, HostLimitStats]]  # most throttled first
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,12 +207,7 @@ class ScheduleCore:
 
     def waits(self, now: float) -> list[tuple[str, HostState]]:
         """The waits of every known host that holds one (saved at a clean stop)."""
-        out = []
-        for host, lim in self._limiters.items():
-            w = wait_of(lim, now)
-            if w is not None:
-                out.append((host, HostState(wait=w)))
-        return out
+        return waits_of(self._limiters, now)
 
     # -- the heap ----------------------------------------------------------------------
     def _push(self, host: str, ready_at: float) -> None:
@@ -349,7 +343,8 @@ class ScheduleCore:
         if saved is not None:
             self._to_save[host] = HostState(robots=saved, wait=wait_of(lim, now))
         if host in self._held:  # a host given up is decided at once, while its verdict holds
-            self._push(host, now if self._given_up(rules) else lim.ready_at())
+            gave_up = given_up(rules, self.params.robots_give_up)
+            self._push(host, now if gave_up else lim.ready_at())
 
     def _apply_delay(self, host: str, lim: HostLimiter, rules: RobotsRules) -> None:
         # A site asking for more than crawl_delay_max between requests still gets its full
@@ -365,8 +360,7 @@ class ScheduleCore:
         st = lim.statistics()
         if not st.in_flight:
             self._active.discard(host)
-        held_back = st.gap > lim.base_gap() or st.not_before > now or st.parked_until > now
-        if held_back:
+        if held_back(lim, st, now):
             self._throttled.add(host)
         else:
             self._throttled.discard(host)
@@ -438,7 +432,8 @@ class ScheduleCore:
             return None
         lim = self.limiter(host)
         known = self.robots.get(host, now)
-        if self._given_up(known):  # final: no request, so no wait for the host's turn
+        # given up: final, no request, so no wait for the host's turn
+        if given_up(known, self.params.robots_give_up):
             self._final(host, "robots-unreachable")
             return None
         if not lim.can_start(now):
@@ -486,14 +481,6 @@ class ScheduleCore:
         self._actions.append(FetchPage(held, retry))
         return "job"
 
-    def _given_up(self, known: RobotsRules | None) -> bool:
-        """robots.txt failed ``robots_give_up`` times in a row (RFC 9309 2.3.1.3)."""
-        return (
-            known is not None
-            and known.kind is RobotsKind.DISALLOW_ALL
-            and known.failures >= self.params.robots_give_up
-        )
-
     def _final(self, host: str, reason: str) -> None:
         for url in self._held.pop_all(host):
             self._actions.append(SkippedUrl(url, reason, None))
@@ -503,10 +490,5 @@ class ScheduleCore:
     def host_pressure(self, now: float, top: int = 20) -> HostPressure:
         """Hosts known, in flight and parked, and the ``top`` most throttled (filled up with
         the most recently used when fewer are throttled); costs O(active + throttled)."""
-        candidates = self._active | self._throttled
-        candidates.update(itertools.islice(reversed(self._limiters), top))
-        stats = {h: self._limiters[h].statistics() for h in candidates if h in self._limiters}
-        ranked = sorted(stats.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:top]
-        parked = self.parked | {h for h, st in stats.items() if st.parked_until > now}
-        active = sum(1 for st in stats.values() if st.in_flight)
-        return HostPressure(len(self._limiters), active, len(parked), ranked)
+        watched = self._active | self._throttled
+        return host_pressure(self._limiters, watched, self.parked, now, top)
