@@ -426,7 +426,8 @@ def run_scrapy(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def crawl(args: argparse.Namespace, floor: dict[str, float]) -> None:
-    from headway.bench.harness import BenchCase, report_lines, run_bench
+    from headway.bench.harness import BenchCase, run_bench
+    from headway.bench.report import report_lines
 
     cases = [
         BenchCase(
