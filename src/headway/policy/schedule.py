@@ -33,7 +33,7 @@ import dataclasses
 import heapq
 import itertools
 import math
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -53,8 +53,9 @@ from headway.policy.decisions import (
 )
 from headway.policy.held import HeldLeases, lease_count
 from headway.policy.hoststate import HostState, HostWait, restore, wait_of, waits_of
+from headway.policy.limiters import HostLimiters
 from headway.policy.outcome import Outcome
-from headway.policy.overrides import HostCeilings, HostOverride, OverrideBook, limit_params
+from headway.policy.overrides import HostOverride, OverrideBook
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
 from headway.policy.pressure import HostPressure, held_back, host_pressure
 from headway.policy.robots import (
@@ -117,7 +118,8 @@ class ScheduleCore:
         self._waits_for_parser = waits_for_parser
         self.robots = robots if robots is not None else RobotsCache()
         self._optout = optout
-        self._ceilings = HostCeilings(params.host_ceilings)
+        self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
+        self._lims = HostLimiters(params.limits, params.host_ceilings, self.overrides)
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
         self._in_heap: set[str] = set()
@@ -126,7 +128,7 @@ class ScheduleCore:
         self._held = HeldLeases()  # leased, waiting for their host's turn
         self._robots_out: set[str] = set()  # hosts fetching their robots.txt
         self._fresh: deque[str] = deque()  # hosts whose lease just came: served first
-        self._limiters: OrderedDict[str, HostLimiter] = OrderedDict()
+        self._limiters = self._lims.by_host  # least recently used first
         self.parked: set[str] = set()
         self._active: set[str] = set()
         self._throttled: set[str] = set()
@@ -138,45 +140,30 @@ class ScheduleCore:
         self._frontier_next: float | None = None
         self.page_budget = page_budget
         self.paused = False
-        self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
 
     # -- limiters ----------------------------------------------------------------------
     def limiter(self, host: str) -> HostLimiter:
-        lim = self._limiters.get(host)
-        if lim is None:
-            lim = self._limiters[host] = HostLimiter(self._params_for(host))
-        else:
-            self._limiters.move_to_end(host)
-        return lim
+        return self._lims.get(host)
 
     def knows(self, host: str) -> bool:
         return host in self._limiters
 
     def host_stats(self, hosts: Collection[str]) -> dict[str, HostLimitStats]:
         """The limits of each of ``hosts`` that has a limiter (creates none, moves none)."""
-        lims = self._limiters
-        return {h: lims[h].statistics() for h in hosts if h in lims}
+        return self._lims.stats(hosts)
 
     def host_gaps(self, hosts: Iterable[str]) -> dict[str, float]:
         """The current gap of each of ``hosts`` that has a limiter (creates none)."""
-        lims = self._limiters
-        return {h: lims[h].gap() for h in hosts if h in lims}
+        return self._lims.gaps(hosts)
 
     def known_hosts(self) -> Iterator[str]:
         """The hosts with a limiter, least recently used first."""
         return iter(self._limiters)
 
-    def _params_for(self, host: str) -> HostLimitParams:
-        base, ceiling = self.params.limits, self._ceilings.get(host)
-        base = base if ceiling is None else dataclasses.replace(base, ceiling=ceiling)
-        return limit_params(base, self.overrides.get(host))
-
     def set_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
         """Put an operator's per-host overrides in force (``policy/overrides.py``); a
         known host's limiter takes its new delay and concurrency at once."""
-        for host in self.overrides.replace(overrides):
-            if host in self._limiters:
-                self._limiters[host].params = self._params_for(host)
+        self._lims.set_overrides(overrides)
 
     def _idle(self, host: str, lim: HostLimiter) -> bool:
         return (
@@ -192,17 +179,8 @@ class ScheduleCore:
         (host, ready_at, wait) of each, so the shell persists a wait before the limiter
         is gone (forgetting a limiter must never let a host be fetched sooner)."""
         excess = len(self._limiters) - self.params.max_limiters
-        victims: list[tuple[str, float, HostWait | None]] = []
-        if excess <= 0:
-            return victims
-        for host, lim in self._limiters.items():
-            if len(victims) >= excess:
-                break
-            if self._idle(host, lim):
-                victims.append((host, lim.ready_at(), wait_of(lim, now)))
-        for host, _, _ in victims:
-            del self._limiters[host]
-            self._throttled.discard(host)
+        victims = self._lims.forget(excess, self._idle, now)
+        self._throttled.difference_update(host for host, _, _ in victims)
         return victims
 
     def waits(self, now: float) -> list[tuple[str, HostState]]:
