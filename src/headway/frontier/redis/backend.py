@@ -23,7 +23,6 @@ most about the last second of writes (see docs/scaling.md). Once the crawl is fo
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -51,7 +50,6 @@ from headway.frontier.redis.epoch import (
 from headway.frontier.redis.keys import (
     DEFAULT_SHARDS,
     CrawlKeys,
-    member,
     shard_of_host,
 )
 from headway.frontier.redis.link import RedisLink
@@ -265,14 +263,7 @@ class RedisFrontier:
         """Host of each id (from this node's leases, else from the stored record)."""
         out = {i: self._lease_hosts[i] for i in ids if i in self._lease_hosts}
         missing = [i for i in ids if i not in out]
-        if missing:
-            pipe = self._client.pipeline(transaction=False)
-            for i in missing:
-                pipe.hget(self.keys.shard(i % self.shards, "urls"), member(i))
-            for i, rec in zip(missing, pipe.execute(), strict=True):
-                if rec is not None:
-                    out[i] = json.loads(rec)[1]
-        return out
+        return out | reads.hosts_of(self._client, self.keys, self.shards, missing)
 
     # -- scheduling ------------------------------------------------------------------------
 
