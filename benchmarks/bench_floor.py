@@ -24,7 +24,9 @@ page, each part the best of several trials of CPU time in this process:
   *resumed* with the session of an earlier connection;
 - the TLS record layer: decrypting the cut body, client side.
 
-The floor of the case is the sum, with the full or with the resumed handshake.
+The floor of the case is the sum, with the full or with the resumed handshake. The
+parts from the parse to the gzip member are measured by ``bench_vs_scrapy.page_costs``,
+as that benchmark measures them.
 
 ``--crawl`` then runs ``headway bench``'s harness (whole process tree, start-up apart) on
 the same web over HTTPS at ``--gap`` with the server closing connections idle
@@ -37,7 +39,6 @@ accepts resumption, same gap and hosts, its one process measured the same way.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import ssl
@@ -114,22 +115,6 @@ process = CrawlerProcess({
 process.crawl(SimSpider, hosts=hosts, port=port)
 process.start()
 """
-
-
-def _best_ms(work: Callable[[Any], object], items: list[Any], trials: int = 5) -> float:
-    """CPU ms per item of ``work(item)``: the best of ``trials`` passes over ``items``,
-    each repeated until it took 0.2 s (the least disturbed pass: a floor)."""
-    best = float("inf")
-    for _ in range(trials):
-        reps, spent = 0, 0.0
-        cpu0 = time.process_time()
-        while spent < 0.2:
-            for item in items:
-                work(item)
-            reps += 1
-            spent = time.process_time() - cpu0
-        best = min(best, spent / (reps * len(items)) * 1000)
-    return best
 
 
 # -- TLS, client side only ------------------------------------------------------------------
@@ -271,10 +256,8 @@ async def _get_ms(port: int, targets: list[tuple[int, str]], max_body: int, roun
 
 
 def measure_floor(args: argparse.Namespace, port: int) -> dict[str, float]:
-    import ada_url
     import uvloop
-    from isal import isal_zlib
-    from selectolax.lexbor import LexborHTMLParser
+    from bench_vs_scrapy import page_costs
 
     from headway.testing.features import Renderer
     from headway.testing.graph import HostSpec, SimWebSpec
@@ -289,32 +272,8 @@ def measure_floor(args: argparse.Namespace, port: int) -> dict[str, float]:
     full = [renderer.respond(h, p).body for h, p in picked]
     bodies = [b[: args.max_body] for b in full]  # cut as the crawler cuts
     urls = [origins[h] + p for h, p in picked]
-
-    def hrefs(body: bytes) -> list[str]:
-        tree = LexborHTMLParser(body)
-        return [n.attributes.get("href") or "" for n in tree.css("a[href]")]
-
-    page_hrefs = [hrefs(b) for b in bodies]
-    pairs = list(zip(urls, page_hrefs, strict=True))
-    joined = [[ada_url.join_url(u, h) for h in hs] for u, hs in pairs]
-    blake = hashlib.blake2b
-
-    def digests(links: list[str]) -> list[bytes]:
-        return [blake(j.encode(), digest_size=8).digest() for j in links]
-
-    floor: dict[str, float] = {
-        "parse": _best_ms(hrefs, bodies),
-        "join": _best_ms(lambda uh: [ada_url.join_url(uh[0], h) for h in uh[1]], pairs),
-        "hash": _best_ms(
-            lambda js: [blake(j.encode(), digest_size=8).digest() for j in js], joined
-        ),
-        "sha1": _best_ms(lambda b: hashlib.sha1(b).digest(), bodies),
-        "gzip": _best_ms(
-            lambda b: (lambda c: c.compress(b) + c.flush())(isal_zlib.compressobj(2, 8, 31)),
-            bodies,
-        ),
-        "get": uvloop.run(_get_ms(port, picked, args.max_body, 3)),
-    }
+    floor, page_hrefs = page_costs(urls, bodies)
+    floor["get"] = uvloop.run(_get_ms(port, picked, args.max_body, 3))
     floor |= tls_floor(bodies)
     floor["pages"] = len(picked)
     floor["kb_full"] = statistics.mean(map(len, full)) / 1000
@@ -426,7 +385,8 @@ def run_scrapy(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def crawl(args: argparse.Namespace, floor: dict[str, float]) -> None:
-    from headway.bench.harness import BenchCase, report_lines, run_bench
+    from headway.bench.harness import BenchCase, run_bench
+    from headway.bench.report import report_lines
 
     cases = [
         BenchCase(

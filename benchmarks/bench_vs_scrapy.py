@@ -214,7 +214,7 @@ async def _fetch_all(
         return list(bodies), time.process_time() - cpu0, rounds * len(targets)
 
 
-def _per_page(work: Any, items: list[Any], trials: int = 5, min_cpu: float = 0.2) -> float:
+def per_page(work: Any, items: list[Any], trials: int = 5, min_cpu: float = 0.2) -> float:
     """CPU ms per item of ``work(item)``: the best of ``trials`` runs of >= ``min_cpu`` s
     (the least disturbed one; this is a floor)."""
     best = float("inf")
@@ -230,11 +230,41 @@ def _per_page(work: Any, items: list[Any], trials: int = 5, min_cpu: float = 0.2
     return best
 
 
-def measure_floor(port: int, hosts: int, pages: int, sample: int) -> dict[str, float]:
+def page_costs(urls: list[str], bodies: list[bytes]) -> tuple[dict[str, float], list[list[str]]]:
+    """CPU ms per page (``per_page``) of what a crawler cannot avoid for the page ``bodies``
+    fetched from ``urls``: lexbor parse + ``css('a[href]')`` attributes ("parse"),
+    ``ada_url.join_url`` of each href ("join"), ``blake2b(digest_size=8)`` of each joined
+    URL ("hash"), the SHA-1 payload digest ("sha1") and an ISA-L gzip member, level 2
+    ("gzip"); and the hrefs of each page."""
     import ada_url
-    import uvloop
     from isal import isal_zlib
     from selectolax.lexbor import LexborHTMLParser
+
+    def hrefs(body: bytes) -> list[str]:
+        tree = LexborHTMLParser(body)
+        return [n.attributes.get("href") or "" for n in tree.css("a[href]")]
+
+    page_hrefs = [hrefs(b) for b in bodies]
+    pairs = list(zip(urls, page_hrefs, strict=True))
+    joined = [[ada_url.join_url(u, h) for h in hs] for u, hs in pairs]
+    blake = hashlib.blake2b
+    costs = {
+        "parse": per_page(hrefs, bodies),
+        "join": per_page(lambda uh: [ada_url.join_url(uh[0], h) for h in uh[1]], pairs),
+        "hash": per_page(
+            lambda js: [blake(j.encode(), digest_size=8).digest() for j in js], joined
+        ),
+        "sha1": per_page(lambda b: hashlib.sha1(b).digest(), bodies),
+        "gzip": per_page(
+            lambda b: (lambda c: c.compress(b) + c.flush())(isal_zlib.compressobj(2, 8, 31)),
+            bodies,
+        ),
+    }
+    return costs, page_hrefs
+
+
+def measure_floor(port: int, hosts: int, pages: int, sample: int) -> dict[str, float]:
+    import uvloop
 
     everything = sample_paths(hosts, pages)
     uvloop.run(asyncio.wait_for(_fetch_all(port, everything, 0), 300))  # warms the server
@@ -245,30 +275,8 @@ def measure_floor(port: int, hosts: int, pages: int, sample: int) -> dict[str, f
         bodies, read_cpu, gets = uvloop.run(asyncio.wait_for(_fetch_all(port, picked, rounds), 300))
         read_ms = min(read_ms, read_cpu / gets * 1000)
     urls = [f"http://site{h}.sim:{port}{p}" for h, p in picked]
-
-    def hrefs(body: bytes) -> list[str]:
-        tree = LexborHTMLParser(body)
-        return [n.attributes.get("href") or "" for n in tree.css("a[href]")]
-
-    page_hrefs = [hrefs(b) for b in bodies]
-    joined = [[ada_url.join_url(u, h) for h in hs] for u, hs in zip(urls, page_hrefs, strict=True)]
-    blake = hashlib.blake2b
-    floor = {
-        "parse": _per_page(hrefs, bodies),
-        "join": _per_page(
-            lambda uh: [ada_url.join_url(uh[0], h) for h in uh[1]],
-            list(zip(urls, page_hrefs, strict=True)),
-        ),
-        "hash": _per_page(
-            lambda js: [blake(j.encode(), digest_size=8).digest() for j in js], joined
-        ),
-        "read": read_ms,
-        "sha1": _per_page(lambda b: hashlib.sha1(b).digest(), bodies),
-        "gzip": _per_page(
-            lambda b: (lambda c: c.compress(b) + c.flush())(isal_zlib.compressobj(2, 8, 31)),
-            bodies,
-        ),
-    }
+    floor, page_hrefs = page_costs(urls, bodies)
+    floor["read"] = read_ms
     floor["links"] = sum(map(len, page_hrefs)) / len(page_hrefs)
     floor["kib"] = sum(map(len, bodies)) / len(bodies) / 1024
     floor["pages"] = len(picked)

@@ -328,7 +328,8 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from headway.bench.harness import BenchCase, parse_size, report_lines, run_bench
+    from headway.bench.harness import BenchCase, parse_size, run_bench
+    from headway.bench.report import report_lines
 
     try:
         sizes = [parse_size(s) for s in args.size]

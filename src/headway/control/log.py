@@ -231,15 +231,43 @@ def encode_args(args: Mapping[str, Any]) -> str:
 
 
 def control_from_row(
-    seq: int, kind: str, node: str | None, args: str, origin: str, at: float
+    seq: int, kind: str, node: str | None, args: str | Mapping[str, Any], origin: str, at: float
 ) -> Control | None:
-    """A stored control read back; None for a row this version cannot read (a kind it
-    does not know: skipped, never a crash)."""
+    """A stored control read back (``args``: its JSON text, or the value parsed from it);
+    None for a row this version cannot read (a kind it does not know: skipped, never a
+    crash)."""
     try:
         k = ControlKind(kind)
-        parsed = json.loads(args)
+        parsed = json.loads(args) if isinstance(args, str) else args
     except ValueError:
         return None
     if not isinstance(parsed, dict):
         return None
     return Control(int(seq), k, node or None, parsed, str(origin), float(at))
+
+
+def encode_record(
+    kind: ControlKind, args: Mapping[str, Any], node: str | None, origin: str, at: float
+) -> str:
+    """A control as one JSON record ``{"at", "kind", "node", "args", "origin"}`` (its
+    ``seq`` is where it is stored); read back by ``control_from_json``."""
+    record = {"at": at, "kind": str(kind), "node": node, "args": dict(args), "origin": origin}
+    return json.dumps(record, separators=(",", ":"), sort_keys=True)
+
+
+def control_from_json(seq: int, text: str | bytes) -> Control | None:
+    """Control ``seq`` stored as one JSON record ``{"at", "kind", "node", "args",
+    "origin"}`` read back (``control_from_row``); None for a record this version cannot
+    read."""
+    try:
+        r = json.loads(text)
+        return control_from_row(
+            seq,
+            str(r["kind"]),
+            r.get("node"),
+            r.get("args", {}),
+            str(r.get("origin", "")),
+            float(r.get("at", 0.0)),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None

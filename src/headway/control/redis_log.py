@@ -12,13 +12,12 @@ masked.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import redis
 
-from headway.control.log import Control, ControlKind, control_from_row
+from headway.control.log import Control, ControlKind, control_from_json, encode_record
 from headway.errors import StoreError
 from headway.frontier.redis.keys import CrawlKeys
 
@@ -42,8 +41,7 @@ class RedisControlLog:
         origin: str,
         at: float,
     ) -> Control:
-        record = {"at": at, "kind": str(kind), "node": node, "args": dict(args), "origin": origin}
-        text = json.dumps(record, separators=(",", ":"), sort_keys=True)
+        text = encode_record(kind, args, node, origin, at)
         try:
             seq = int(self._client.rpush(self._key, text))
         except redis.RedisError as exc:
@@ -56,23 +54,8 @@ class RedisControlLog:
             texts = self._client.lrange(self._key, start, start + max(0, limit) - 1)
         except redis.RedisError as exc:
             raise StoreError(f"cannot read the control log in {self._where}: {exc}") from exc
-        out: list[Control] = []
-        for i, text in enumerate(texts):
-            try:
-                r = json.loads(text)
-                c = control_from_row(
-                    start + i + 1,
-                    str(r["kind"]),
-                    r.get("node"),
-                    json.dumps(r.get("args", {})),
-                    str(r.get("origin", "")),
-                    float(r.get("at", 0.0)),
-                )
-            except (ValueError, KeyError, TypeError):
-                c = None
-            if c is not None:
-                out.append(c)
-        return out
+        found = (control_from_json(start + i + 1, text) for i, text in enumerate(texts))
+        return [c for c in found if c is not None]
 
     def close(self) -> None:
         if self._owns:

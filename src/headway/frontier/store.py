@@ -160,6 +160,25 @@ class FrontierCounts:
     revisits_parked: int = 0
 
 
+def counts_from_totals(
+    totals: Mapping[str, int], shed: Mapping[str, int], hosts_queued: int
+) -> FrontierCounts:
+    """A backend's snapshot from its named totals (``queued``, ``leased``, ``done``,
+    ``failed``, ``seen``, ``fetched``, ``parked``), its shed URLs by reason and its hosts
+    with queued URLs; a total or a reason missing is 0."""
+    return FrontierCounts(
+        queued=totals.get("queued", 0),
+        leased=totals.get("leased", 0),
+        done=totals.get("done", 0),
+        failed=totals.get("failed", 0),
+        seen=totals.get("seen", 0),
+        hosts_queued=hosts_queued,
+        shed={r: shed.get(r, 0) for r in SHED_REASONS},
+        fetched=totals.get("fetched", 0),
+        revisits_parked=totals.get("parked", 0),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class FrontierLimits:
     """Caps of the frontier. ``bloom_capacity``: the largest sizing of the seen filter

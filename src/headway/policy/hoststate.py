@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from headway.policy.politeness import HostLimiter
@@ -46,6 +47,12 @@ def wait_of(lim: HostLimiter, now: float) -> HostWait | None:
     if st.backoff <= 0 and ready <= now:
         return None
     return HostWait(ready if math.isfinite(ready) else now, st.backoff)
+
+
+def waits_of(limiters: Mapping[str, HostLimiter], now: float) -> list[tuple[str, HostState]]:
+    """The wait of each of ``limiters`` that holds one, as the state to save."""
+    waits = ((host, wait_of(lim, now)) for host, lim in limiters.items())
+    return [(host, HostState(wait=w)) for host, w in waits if w is not None]
 
 
 def encode(state: HostState) -> str:

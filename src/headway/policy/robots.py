@@ -309,6 +309,11 @@ def clamp_crawl_delay(delay: float | None, max_delay: float) -> tuple[float | No
     return delay, False
 
 
+def given_up(known: RobotsRules | None, give_up: int) -> bool:
+    """robots.txt failed ``give_up`` times in a row (RFC 9309 2.3.1.3)."""
+    return known is not None and known.kind is RobotsKind.DISALLOW_ALL and known.failures >= give_up
+
+
 class RobotsCache:
     """In-memory LRU of ``RobotsRules`` per host key (pure; no IO, no clock)."""
 

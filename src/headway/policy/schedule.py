@@ -33,7 +33,7 @@ import dataclasses
 import heapq
 import itertools
 import math
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -52,11 +52,19 @@ from headway.policy.decisions import (
     Wait,
 )
 from headway.policy.held import HeldLeases, lease_count
-from headway.policy.hoststate import HostState, HostWait, restore, wait_of
+from headway.policy.hoststate import HostState, HostWait, restore, wait_of, waits_of
+from headway.policy.limiters import HostLimiters
 from headway.policy.outcome import Outcome
-from headway.policy.overrides import HostCeilings, HostOverride, OverrideBook, limit_params
+from headway.policy.overrides import HostOverride, OverrideBook
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
-from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, clamp_crawl_delay
+from headway.policy.pressure import HostPressure, held_back, host_pressure
+from headway.policy.robots import (
+    RobotsCache,
+    RobotsKind,
+    RobotsRules,
+    clamp_crawl_delay,
+    given_up,
+)
 from headway.urls.scope import OptOut
 
 __all__ = [
@@ -75,14 +83,6 @@ __all__ = [
     "SkippedUrl",
     "Wait",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class HostPressure:
-    known: int  # hosts with a limiter in memory
-    active: int  # hosts with a request in flight
-    parked: int  # hosts parked (long Crawl-delay, or health cool-down)
-    top: list[tuple[str, HostLimitStats]]  # most throttled first
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +118,8 @@ class ScheduleCore:
         self._waits_for_parser = waits_for_parser
         self.robots = robots if robots is not None else RobotsCache()
         self._optout = optout
-        self._ceilings = HostCeilings(params.host_ceilings)
+        self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
+        self._lims = HostLimiters(params.limits, params.host_ceilings, self.overrides)
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
         self._in_heap: set[str] = set()
@@ -127,7 +128,7 @@ class ScheduleCore:
         self._held = HeldLeases()  # leased, waiting for their host's turn
         self._robots_out: set[str] = set()  # hosts fetching their robots.txt
         self._fresh: deque[str] = deque()  # hosts whose lease just came: served first
-        self._limiters: OrderedDict[str, HostLimiter] = OrderedDict()
+        self._limiters = self._lims.by_host  # least recently used first
         self.parked: set[str] = set()
         self._active: set[str] = set()
         self._throttled: set[str] = set()
@@ -139,45 +140,30 @@ class ScheduleCore:
         self._frontier_next: float | None = None
         self.page_budget = page_budget
         self.paused = False
-        self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
 
     # -- limiters ----------------------------------------------------------------------
     def limiter(self, host: str) -> HostLimiter:
-        lim = self._limiters.get(host)
-        if lim is None:
-            lim = self._limiters[host] = HostLimiter(self._params_for(host))
-        else:
-            self._limiters.move_to_end(host)
-        return lim
+        return self._lims.get(host)
 
     def knows(self, host: str) -> bool:
         return host in self._limiters
 
     def host_stats(self, hosts: Collection[str]) -> dict[str, HostLimitStats]:
         """The limits of each of ``hosts`` that has a limiter (creates none, moves none)."""
-        lims = self._limiters
-        return {h: lims[h].statistics() for h in hosts if h in lims}
+        return self._lims.stats(hosts)
 
     def host_gaps(self, hosts: Iterable[str]) -> dict[str, float]:
         """The current gap of each of ``hosts`` that has a limiter (creates none)."""
-        lims = self._limiters
-        return {h: lims[h].gap() for h in hosts if h in lims}
+        return self._lims.gaps(hosts)
 
     def known_hosts(self) -> Iterator[str]:
         """The hosts with a limiter, least recently used first."""
         return iter(self._limiters)
 
-    def _params_for(self, host: str) -> HostLimitParams:
-        base, ceiling = self.params.limits, self._ceilings.get(host)
-        base = base if ceiling is None else dataclasses.replace(base, ceiling=ceiling)
-        return limit_params(base, self.overrides.get(host))
-
     def set_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
         """Put an operator's per-host overrides in force (``policy/overrides.py``); a
         known host's limiter takes its new delay and concurrency at once."""
-        for host in self.overrides.replace(overrides):
-            if host in self._limiters:
-                self._limiters[host].params = self._params_for(host)
+        self._lims.set_overrides(overrides)
 
     def _idle(self, host: str, lim: HostLimiter) -> bool:
         return (
@@ -193,27 +179,13 @@ class ScheduleCore:
         (host, ready_at, wait) of each, so the shell persists a wait before the limiter
         is gone (forgetting a limiter must never let a host be fetched sooner)."""
         excess = len(self._limiters) - self.params.max_limiters
-        victims: list[tuple[str, float, HostWait | None]] = []
-        if excess <= 0:
-            return victims
-        for host, lim in self._limiters.items():
-            if len(victims) >= excess:
-                break
-            if self._idle(host, lim):
-                victims.append((host, lim.ready_at(), wait_of(lim, now)))
-        for host, _, _ in victims:
-            del self._limiters[host]
-            self._throttled.discard(host)
+        victims = self._lims.forget(excess, self._idle, now)
+        self._throttled.difference_update(host for host, _, _ in victims)
         return victims
 
     def waits(self, now: float) -> list[tuple[str, HostState]]:
         """The waits of every known host that holds one (saved at a clean stop)."""
-        out = []
-        for host, lim in self._limiters.items():
-            w = wait_of(lim, now)
-            if w is not None:
-                out.append((host, HostState(wait=w)))
-        return out
+        return waits_of(self._limiters, now)
 
     # -- the heap ----------------------------------------------------------------------
     def _push(self, host: str, ready_at: float) -> None:
@@ -349,7 +321,8 @@ class ScheduleCore:
         if saved is not None:
             self._to_save[host] = HostState(robots=saved, wait=wait_of(lim, now))
         if host in self._held:  # a host given up is decided at once, while its verdict holds
-            self._push(host, now if self._given_up(rules) else lim.ready_at())
+            gave_up = given_up(rules, self.params.robots_give_up)
+            self._push(host, now if gave_up else lim.ready_at())
 
     def _apply_delay(self, host: str, lim: HostLimiter, rules: RobotsRules) -> None:
         # A site asking for more than crawl_delay_max between requests still gets its full
@@ -365,8 +338,7 @@ class ScheduleCore:
         st = lim.statistics()
         if not st.in_flight:
             self._active.discard(host)
-        held_back = st.gap > lim.base_gap() or st.not_before > now or st.parked_until > now
-        if held_back:
+        if held_back(lim, st, now):
             self._throttled.add(host)
         else:
             self._throttled.discard(host)
@@ -438,7 +410,8 @@ class ScheduleCore:
             return None
         lim = self.limiter(host)
         known = self.robots.get(host, now)
-        if self._given_up(known):  # final: no request, so no wait for the host's turn
+        # given up: final, no request, so no wait for the host's turn
+        if given_up(known, self.params.robots_give_up):
             self._final(host, "robots-unreachable")
             return None
         if not lim.can_start(now):
@@ -486,14 +459,6 @@ class ScheduleCore:
         self._actions.append(FetchPage(held, retry))
         return "job"
 
-    def _given_up(self, known: RobotsRules | None) -> bool:
-        """robots.txt failed ``robots_give_up`` times in a row (RFC 9309 2.3.1.3)."""
-        return (
-            known is not None
-            and known.kind is RobotsKind.DISALLOW_ALL
-            and known.failures >= self.params.robots_give_up
-        )
-
     def _final(self, host: str, reason: str) -> None:
         for url in self._held.pop_all(host):
             self._actions.append(SkippedUrl(url, reason, None))
@@ -503,10 +468,5 @@ class ScheduleCore:
     def host_pressure(self, now: float, top: int = 20) -> HostPressure:
         """Hosts known, in flight and parked, and the ``top`` most throttled (filled up with
         the most recently used when fewer are throttled); costs O(active + throttled)."""
-        candidates = self._active | self._throttled
-        candidates.update(itertools.islice(reversed(self._limiters), top))
-        stats = {h: self._limiters[h].statistics() for h in candidates if h in self._limiters}
-        ranked = sorted(stats.items(), key=lambda kv: (-kv[1].gap, kv[1].limit))[:top]
-        parked = self.parked | {h for h, st in stats.items() if st.parked_until > now}
-        active = sum(1 for st in stats.values() if st.in_flight)
-        return HostPressure(len(self._limiters), active, len(parked), ranked)
+        watched = self._active | self._throttled
+        return host_pressure(self._limiters, watched, self.parked, now, top)

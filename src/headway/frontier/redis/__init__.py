@@ -1,6 +1,7 @@
 """The shared frontier backend on Redis / Redis Cluster (frontier stage, distributed mode):
 the key layout (``keys``), store URLs and scripts (``connect``), shard leasing
-(``shards``) and the ``FrontierStore`` implementation (``backend``). ``BACKEND`` is what
+(``shards``), the settle and lease script calls (``calls``) and the ``FrontierStore``
+implementation (``backend``). ``BACKEND`` is what
 ``headway.frontier.backends`` finds for ``redis://``, ``rediss://`` and
 ``redis+cluster://`` stores."""
 

@@ -23,14 +23,20 @@ most about the last second of writes (see docs/scaling.md). Once the crawl is fo
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from headway.errors import StoreError
 from headway.frontier.redis import reads
-from headway.frontier.redis.admission import RedisAdmission
+from headway.frontier.redis.admission import Call, RedisAdmission
+from headway.frontier.redis.calls import (
+    SettleItem,
+    lease_call,
+    leased_from_replies,
+    settle_call,
+    settle_item,
+)
 from headway.frontier.redis.connect import Scripts, StoreUrl, parse_store_url
 from headway.frontier.redis.counts import RollingCounts, read_counts
 from headway.frontier.redis.epoch import (
@@ -44,13 +50,11 @@ from headway.frontier.redis.epoch import (
 from headway.frontier.redis.keys import (
     DEFAULT_SHARDS,
     CrawlKeys,
-    member,
     shard_of_host,
 )
 from headway.frontier.redis.link import RedisLink
 from headway.frontier.redis.opening import open_crawl
 from headway.frontier.redis.park import RevisitParking
-from headway.frontier.redis.records import leased_from_record
 from headway.frontier.redis.shards import ShardLeases, ShardStatistics
 from headway.frontier.redis.shared import SharedState
 from headway.frontier.store import (
@@ -59,19 +63,10 @@ from headway.frontier.store import (
     FrontierCounts,
     FrontierLimits,
     LeasedUrl,
-    Settle,
     UrlEntry,
 )
 
 log = logging.getLogger(__name__)
-
-_KIND = {
-    Settle.DONE: "done",
-    Settle.FAILED: "failed",
-    Settle.RETRY: "retry",
-    Settle.REQUEUE: "requeue",
-}
-
 
 DEFAULT_LIMITS = FrontierLimits()
 _NO_ADD = AddResult(0, 0, {})
@@ -246,22 +241,12 @@ class RedisFrontier:
         for c in completions:
             wanted.setdefault(c.id, c)
         hosts = self._retry(lambda: self._hosts_of(list(wanted)))
-        by_shard: dict[int, list[Any]] = {}
+        by_shard: dict[int, list[SettleItem]] = {}
         for url_id, c in wanted.items():
             host = hosts.get(url_id)
-            if host is None:
-                continue
-            kind = _KIND[c.settle]
-            not_before = c.not_before
-            revisit_at: float | None = getattr(c, "revisit_at", None)
-            if c.settle is Settle.DONE and revisit_at is not None:
-                kind, not_before = "revisit", revisit_at
-            validators: str | None = getattr(c, "validators", None)
-            v = "" if validators is None else "=" + validators
-            lease = f"{member(url_id)}|{self._node}"
-            by_shard.setdefault(url_id % self.shards, []).append(
-                (lease, host, kind, repr(float(not_before)), "", v)
-            )
+            if host is not None:
+                item = settle_item(url_id, c, host, self._node)
+                by_shard.setdefault(url_id % self.shards, []).append(item)
         calls = [self._settle_call(s, items) for s, items in by_shard.items()]
         admit, dups = self._admission.calls(discovered)
         # links first: a server restores a prefix of its writes, so a settlement it kept
@@ -271,28 +256,14 @@ class RedisFrontier:
             self._lease_hosts.pop(url_id, None)
         return self._retry(lambda: self._admission.results(admit, replies[: len(admit)], dups))
 
-    def _settle_call(self, shard: int, items: list[Any]) -> tuple[str, list[str], list[Any]]:
-        """A settle.lua call; items are (lease member, host, kind, not_before, bound, v)."""
-        hosts: dict[str, int] = {}
-        args: list[Any] = []
-        for lease, host, kind, not_before, bound, v in items:
-            args += [lease, hosts.setdefault(host, len(hosts) + 1), kind, not_before, bound, v]
-        keys = self.keys.shard_keys(shard, "urls", "ready", "hosts", "leases", "totals")
-        keys += self.keys.host_keys(shard, list(hosts))
-        return "settle", keys, [len(hosts), *hosts, *args]
+    def _settle_call(self, shard: int, items: Sequence[SettleItem]) -> Call:
+        return settle_call(self.keys, shard, items)
 
     def _hosts_of(self, ids: Sequence[int]) -> dict[int, str]:
         """Host of each id (from this node's leases, else from the stored record)."""
         out = {i: self._lease_hosts[i] for i in ids if i in self._lease_hosts}
         missing = [i for i in ids if i not in out]
-        if missing:
-            pipe = self._client.pipeline(transaction=False)
-            for i in missing:
-                pipe.hget(self.keys.shard(i % self.shards, "urls"), member(i))
-            for i, rec in zip(missing, pipe.execute(), strict=True):
-                if rec is not None:
-                    out[i] = json.loads(rec)[1]
-        return out
+        return out | reads.hosts_of(self._client, self.keys, self.shards, missing)
 
     # -- scheduling ------------------------------------------------------------------------
 
@@ -340,26 +311,15 @@ class RedisFrontier:
             s = self.shard_of(host)
             if s in allowed and n > 0:
                 by_shard.setdefault(s, []).append((host, n))
-        calls = []
-        for s, items in by_shard.items():
-            keys = self.keys.shard_keys(
-                s, "urls", "worst", "ready", "hosts", "leases", "totals", "owner"
-            )
-            keys += self.keys.host_keys(s, [h for h, _ in items])
-            mode = {None: "", True: "revisits", False: "new"}[revisits_first]
-            args: list[Any] = [repr(float(now)), repr(float(expires)), self._node, 1, mode]
-            args.append(len(items))
-            for h, n in items:
-                args += [h, n]
-            calls.append(("lease", keys, args))
+        calls = [
+            lease_call(self.keys, s, items, now, expires, self._node, revisits_first)
+            for s, items in by_shard.items()
+        ]
         replies = self._retry(lambda: self._scripts.run_many(calls))
         by_host: dict[str, list[LeasedUrl]] = {}
-        for reply in replies:
-            for i in range(0, len(reply), 3):
-                rec = json.loads(reply[i + 1])
-                url_id = int(reply[i])
-                self._lease_hosts[url_id] = rec[1]
-                by_host.setdefault(rec[1], []).append(leased_from_record(url_id, rec, expires))
+        for leased in leased_from_replies(replies, expires):
+            self._lease_hosts[leased.id] = leased.host
+            by_host.setdefault(leased.host, []).append(leased)
         out: list[LeasedUrl] = []
         for host, _ in wants:
             out += by_host.pop(host, [])
@@ -428,7 +388,7 @@ class RedisFrontier:
             return 0
         ids = [int(m.split("|", 1)[0]) for _, m in found]
         hosts = self._retry(lambda: self._hosts_of(ids))
-        by_shard: dict[int, list[Any]] = {}
+        by_shard: dict[int, list[SettleItem]] = {}
         for (s, lease), url_id in zip(found, ids, strict=True):
             host = hosts.get(url_id)
             if host is not None:

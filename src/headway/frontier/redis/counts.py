@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from headway.frontier.redis.keys import CrawlKeys
-from headway.frontier.store import SHED_REASONS, FrontierCounts
+from headway.frontier.store import SHED_REASONS, FrontierCounts, counts_from_totals
 
 TOTALS = (
     "queued",
@@ -54,17 +54,8 @@ def sum_counts(per_shard: Iterable[ShardTotals]) -> FrontierCounts:
         for i, v in enumerate(row):
             sums[i] += v
     by_name = dict(zip(TOTALS, sums, strict=False))
-    return FrontierCounts(
-        queued=by_name["queued"],
-        leased=by_name["leased"],
-        done=by_name["done"],
-        failed=by_name["failed"],
-        seen=by_name["seen"],
-        hosts_queued=sums[-1],
-        shed={r: by_name[f"shed:{r}"] for r in SHED_REASONS},
-        fetched=by_name["fetched"],
-        revisits_parked=by_name["parked"],
-    )
+    shed = {r: by_name[f"shed:{r}"] for r in SHED_REASONS}
+    return counts_from_totals(by_name, shed, sums[-1])
 
 
 def read_counts(client: Any, keys: CrawlKeys, shards: int) -> FrontierCounts:

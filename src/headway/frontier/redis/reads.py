@@ -1,9 +1,11 @@
 """Read pipelines of the Redis frontier over a node's shards (see ``keys.py``): ready
-hosts, the next ready time, expired and own leases, and the lease heartbeat's extension.
+hosts, the next ready time, expired and own leases, the lease heartbeat's extension and
+the hosts of URLs from their records.
 Each function is one pipeline, meant to be run through ``RedisLink.retry``."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -69,3 +71,15 @@ def extend_leases(
     for s, members in by_shard.items():
         pipe.zadd(keys.shard(s, "leases"), members, xx=True, ch=True)
     return sum(int(n) for n in pipe.execute())
+
+
+def hosts_of(client: Any, keys: CrawlKeys, shards: int, ids: Sequence[int]) -> dict[int, str]:
+    """The host of each of ``ids`` from its stored record (none for an id without one)."""
+    if not ids:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for i in ids:
+        pipe.hget(keys.shard(i % shards, "urls"), member(i))
+    return {
+        i: json.loads(rec)[1] for i, rec in zip(ids, pipe.execute(), strict=True) if rec is not None
+    }

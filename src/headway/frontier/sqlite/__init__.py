@@ -1,7 +1,8 @@
 """The embedded frontier backend on SQLite (frontier stage, the default): one file inside
 the node's crawl directory. The ``FrontierStore`` implementation (``backend``), its
-admission of new URLs (``admission``), the parking of revisits (``park``) and the schema
-and host rows of one transaction (``rows``). ``BACKEND`` is what
+admission of new URLs (``admission``), the settling of leased ones (``settle``), the
+parking of revisits (``park``) and the schema and host rows of one transaction
+(``rows``). ``BACKEND`` is what
 ``headway.frontier.backends`` finds for an empty ``store`` setting."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from headway.errors import StoreError
 from headway.frontier.backends import StoreTarget
 from headway.frontier.sqlite.backend import SqliteFrontier
-from headway.frontier.store import SHED_REASONS, FrontierCounts
+from headway.frontier.store import FrontierCounts, counts_from_totals
 
 #: The frontier's file name inside the crawl directory.
 FRONTIER_FILE = "frontier.sqlite3"
@@ -53,17 +54,7 @@ def read_counts(path: Path) -> FrontierCounts:
             con.close()
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the frontier {path}: {exc}") from exc
-    return FrontierCounts(
-        queued=totals.get("queued", 0),
-        leased=totals.get("leased", 0),
-        done=totals.get("done", 0),
-        failed=totals.get("failed", 0),
-        seen=totals.get("seen", 0),
-        hosts_queued=hosts,
-        shed={r: shed.get(r, 0) for r in SHED_REASONS},
-        fetched=totals.get("fetched", 0),
-        revisits_parked=totals.get("parked", 0),
-    )
+    return counts_from_totals(totals, shed, hosts)
 
 
 BACKEND = SqliteBackend()
