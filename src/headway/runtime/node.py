@@ -46,7 +46,7 @@ from headway.runtime.nodeview import HOST_PROBLEMS, crawl_summary, node_statisti
 from headway.runtime.pipeline import Pipeline
 from headway.runtime.reach import HostReach
 from headway.runtime.scheduler import RobotsJob
-from headway.runtime.seeding import rules_for_seeds, shared_seeds
+from headway.runtime.seeding import offer_lost_seeds, offer_seeds, rules_for_seeds, shared_seeds
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import CrawlSummary, StopReason, process_cpu_seconds
 from headway.settings import Settings
@@ -214,12 +214,7 @@ class Node:
             log.info("resuming: %d URLs in flight at the last stop were put back", released)
         crashpoints.reached(CrashPoint.LEASES_RELEASED)
         await fw.call(parts.recrawl.prepare, frontier)
-        seed_entries = self.admission.admit(self.seeds, 0, None)
-        added = await fw.call(frontier.add, seed_entries, self.clock())
-        self.seeds_added = added.added
-        shared = frontier.shared()
-        if shared is not None:  # (after the seeds: see offer_seeds_again)
-            await fw.call(shared.mark_seeded, {host_key(u) for u in self.seeds})
+        self.seeds_added = await offer_seeds(self.seeds, self.admission, frontier, fw, self.clock())
         self._page_budget = parts.page_budget
         self._started = time.monotonic()
         cpu0 = process_cpu_seconds()
@@ -468,27 +463,10 @@ class Node:
     async def offer_seeds_again(self) -> None:
         """After a restart of the shared store, which may have lost its latest
         admissions: forget the recently admitted links (so they are offered again when
-        found) and offer again the seeds of the shards that lost the note written after
-        the seeds were admitted (``SharedCrawl.mark_seeded``; a failover or a restart on
-        the AOF loses about the last second of writes, so a crawl seeded before that
-        keeps its notes and its seeds, and is not offered every seed again)."""
+        found) and offer again the seeds it may have lost (``seeding.offer_lost_seeds``)."""
         self.admission.forget_recent()
-        fw, frontier = self.parts.fw, self.parts.frontier
-        shared = frontier.shared()
-        hosts = {host_key(u) for u in self.seeds}
-        lost = hosts if shared is None else await fw.call(shared.seeded_hosts_lost, hosts)
-        seeds = [u for u in self.seeds if host_key(u) in lost]
-        if seeds:
-            entries = self.admission.admit(seeds, 0, None)
-            await fw.call(frontier.add, entries, self.clock())
-            if shared is not None:
-                await fw.call(shared.mark_seeded, lost)
-        log.warning(
-            "the store restarted: recently admitted links are offered again, and %d of "
-            "%d seeds (their shards lost writes)",
-            len(seeds),
-            len(self.seeds),
-        )
+        parts = self.parts
+        await offer_lost_seeds(self.seeds, self.admission, parts.frontier, parts.fw, self.clock())
 
     def shed_for_memory(self, over_target: bool) -> int | None:
         self.admission.adjust_for_memory(over_target, self.settings.scope.max_depth)

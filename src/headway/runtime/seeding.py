@@ -1,7 +1,9 @@
 """The seeds of a shared crawl: stored once, by the first ``headway crawl``; every node
 takes them from the store (they define the scope) and offers them to the frontier, whose
-seen set admits each once whoever runs it; and the scope, admission and settle rules a
-crawl's seeds define (``rules_for_seeds``)."""
+seen set admits each once whoever runs it, then notes in each of their shards that they
+were (``offer_seeds``); after a restart of the store, the seeds of shards that lost the
+note are offered again (``offer_lost_seeds``); and the scope, admission and settle rules
+a crawl's seeds define (``rules_for_seeds``)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,12 @@ import time
 from collections.abc import Sequence
 
 from headway.errors import ConfigError
-from headway.frontier.store import SharedCrawl
+from headway.frontier.store import FrontierStore, SharedCrawl
 from headway.policy.quality import QualityBook
 from headway.runtime.components import retry_params
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
-from headway.urls.canonical import CanonOptions
+from headway.urls.canonical import CanonOptions, host_key
 from headway.urls.scope import OptOut, Scope, ScopeMode
 from headway.work.admission import Admission
 from headway.work.settle import SettleRules
@@ -63,6 +65,50 @@ async def shared_seeds(
     if seeds and stored != mine:
         log.warning("crawl %s was seeded before: its own seeds are used, not these", crawl)
     return list(json.loads(stored))
+
+
+async def offer_seeds(
+    seeds: Sequence[str],
+    admission: Admission,
+    frontier: FrontierStore,
+    fw: ThreadWorker,
+    now: float,
+) -> int:
+    """Admit ``seeds`` to the frontier; in a shared crawl, then note in their shards that
+    they were (``SharedCrawl.mark_seeded``). How many were new."""
+    added = await fw.call(frontier.add, admission.admit(seeds, 0, None), now)
+    shared = frontier.shared()
+    if shared is not None and seeds:
+        await fw.call(shared.mark_seeded, {host_key(u) for u in seeds})
+    return added.added
+
+
+async def offer_lost_seeds(
+    seeds: Sequence[str],
+    admission: Admission,
+    frontier: FrontierStore,
+    fw: ThreadWorker,
+    now: float,
+) -> int:
+    """After a restart of the store: offer again the seeds of shards that lost the note
+    ``offer_seeds`` wrote after admitting them (every seed without a shared store). A
+    failover or a restart on the AOF loses about the last second of writes, and a
+    shard's writes are kept in order: a shard that kept its note kept its seeds, and a
+    crawl seeded before the loss is not offered every seed again. How many were
+    offered (logged with the recent links the caller forgot)."""
+    shared = frontier.shared()
+    hosts = {host_key(u) for u in seeds}
+    lost = hosts if shared is None else await fw.call(shared.seeded_hosts_lost, hosts)
+    again = [u for u in seeds if host_key(u) in lost]
+    if again:
+        await offer_seeds(again, admission, frontier, fw, now)
+    log.warning(
+        "the store restarted: recently admitted links are offered again, and %d of %d "
+        "seeds (their shards lost writes)",
+        len(again),
+        len(seeds),
+    )
+    return len(again)
 
 
 def rules_for_seeds(
