@@ -14,8 +14,10 @@ restarts seen, so the node can offer recent links again. Every connection the cl
 opens reads the server's run id before its first command and compares it with the run
 ids seen before; a restart is noticed there even when it was so quick that no call
 failed (the client opens a new connection without a word), and after an outage the run
-ids are compared again. A script's refusal for want of its crawl epoch key is a
-``CrawlLostError`` (see ``epoch.py``).
+ids are compared again. A replica promoted to master (a failover) keeps its run id but
+starts a new replication history (``master_replid``): that counts as a restart too.
+A script's refusal for want of its crawl epoch key is a ``CrawlLostError`` (see
+``epoch.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ T = TypeVar("T")
 #: is a cluster failing over (ClusterDownError, MasterDownError and the "TTL exhausted"
 #: of endless redirections are ClusterErrors).
 OUTAGE = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAgainError)
+#: The INFO field naming the replication history a server serves: a replica promoted to
+#: master starts a new one (its run id stays), and may lack its old master's last writes.
+_REPLID = "master_replid"
 
 
 class RedisLink:
@@ -154,16 +159,22 @@ class RedisLink:
             self.client.nodes_manager.initialize()
 
     def _server_run_ids(self) -> frozenset[str]:
-        """The run ids of every server of the store (a cluster's INFO goes to one node
-        unless all are named: the others would look restarted at their first
-        connection)."""
-        if self.url.cluster:
-            info = self.client.info("server", target_nodes=self.client.ALL_NODES)
-        else:
-            info = self.client.info("server")
-        if "run_id" in info:
-            return frozenset([str(info["run_id"])])
-        return frozenset(str(v["run_id"]) for v in info.values() if isinstance(v, dict))
+        """The identities of every server of the store: its run id, and the replication
+        id of the history it serves (``replid:...``), which a replica promoted to master
+        changes although its run id stays (a cluster's INFO goes to one node unless all
+        are named: the others would look restarted at their first connection)."""
+        ids: set[str] = set()
+        for section, field, prefix in (
+            ("server", "run_id", ""),
+            ("replication", _REPLID, "replid:"),
+        ):
+            if self.url.cluster:
+                info = self.client.info(section, target_nodes=self.client.ALL_NODES)
+            else:
+                info = self.client.info(section)
+            rows = [info] if field in info else info.values()  # one server, or each of all
+            ids.update(prefix + str(r[field]) for r in rows if isinstance(r, dict) and field in r)
+        return frozenset(ids)
 
     def _check_restart(self) -> None:
         try:
@@ -177,15 +188,20 @@ class RedisLink:
         (from the first look at the servers on, which reads them all)."""
         if self._run_ids is None:
             return
-        conn.send_command("INFO", "server")
-        try:
-            info = conn.read_response()
-        except redis.ResponseError:
-            return  # INFO not allowed: restarts are noticed after outages only
-        text = info.decode() if isinstance(info, bytes) else str(info)
-        for line in text.splitlines():
-            if line.startswith("run_id:"):
-                self._seen(frozenset([line.partition(":")[2].strip()]))
+        found: set[str] = set()
+        for section, prefix in (("server", "run_id:"), ("replication", _REPLID + ":")):
+            conn.send_command("INFO", section)
+            try:
+                info = conn.read_response()
+            except redis.ResponseError:
+                return  # INFO not allowed: restarts are noticed after outages only
+            text = info.decode() if isinstance(info, bytes) else str(info)
+            for line in text.splitlines():
+                if line.startswith(prefix):
+                    value = line.partition(":")[2].strip()
+                    found.add(value if prefix == "run_id:" else f"replid:{value}")
+        if found:
+            self._seen(frozenset(found))
 
     def _seen(self, ids: frozenset[str]) -> None:
         """Note the run ids of servers reached; one not seen before is a restart (or a
