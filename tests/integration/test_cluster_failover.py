@@ -18,13 +18,6 @@ from tests.support.redisproc import RedisCluster
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open defect (docs/scaling.md, soak): after a master is killed for good, a node "
-    "sometimes keeps failing to reach the cluster until --store-outage-limit although the "
-    "replica took over; re-reading the cluster layout before each retry made it rarer, "
-    "not gone",
-)
 def test_nodes_go_on_with_the_replica_of_a_master_killed_for_good(tmp_path: Path) -> None:
     spec = SimWebSpec(hosts=8, host_spec=HostSpec(pages=40, links_per_page=4), seed=9)
     with (

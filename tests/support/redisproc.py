@@ -214,13 +214,28 @@ class RedisCluster:
             deadline = time.monotonic() + self._timeout
             while time.monotonic() < deadline:
                 infos = [s.cli("CLUSTER", "INFO") for s in self.servers]
-                if all("cluster_state:ok" in i for i in infos):
+                if all("cluster_state:ok" in i for i in infos) and self._replicas_in_sync():
                     return
                 time.sleep(0.1)
-            raise RedisProcError("the test cluster did not reach cluster_state:ok in time")
+            raise RedisProcError(
+                "the test cluster did not reach cluster_state:ok with its replicas in sync in time"
+            )
         except BaseException:
             self.stop()
             raise
+
+    def _replicas_in_sync(self) -> bool:
+        """Every replica has finished its first sync with its master: a replica that has
+        not (its master busy, the sync retried later) cannot take over a master that
+        fails ("unable to failover: disconnected from master for longer than allowed"),
+        and a test that kills a master would find a cluster that stays down."""
+        if not self._replicas:
+            return True
+        infos = [s.cli("INFO", "replication") for s in self.servers]
+        replicas = [i for i in infos if "role:slave" in i]
+        return len(replicas) == len(self.servers) - len(self.servers) // (
+            1 + self._replicas
+        ) and all("master_link_status:up" in i for i in replicas)
 
     def roles(self) -> dict[str, str]:
         """address -> ``master`` or the address of the master it replicates, as the
