@@ -282,7 +282,8 @@ def report(soak: Any, final: dict[str, Any]) -> dict[str, Any]:
             ],
             "robots_violations": [(r.host, r.path, r.node) for r in robots[:20]],
         },
-        "args": {k: str(v) for k, v in vars(a).items()},
+        # path arguments by file name only: a result kept in docs/ names no machine's paths
+        "args": {k: _portable(k, v) for k, v in vars(a).items()},
         "t0": soak.t0,
         "samples": soak.samples,
     }
@@ -323,6 +324,16 @@ def _node_cpu(
             round(max(second) / 2**20, 1) if second else None,
         ),
     )
+
+
+def _portable(name: str, value: Any) -> str | None:
+    """An argument as the result records it: the work directory left out, the result
+    and plot files by name."""
+    if name == "work":
+        return None
+    if name in ("result", "plot") and value is not None:
+        return Path(str(value)).name
+    return str(value)
 
 
 def _fit(samples: list[dict[str, Any]]) -> dict[str, float] | None:
