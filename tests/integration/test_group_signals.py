@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def _start(tmp_path: Path, web_seeds: list[str]) -> tuple[subprocess.Popen[bytes
     return proc, out
 
 
-def _wait_mid_crawl(proc: subprocess.Popen[bytes], log: list[object]) -> set[int]:
+def _wait_mid_crawl(proc: subprocess.Popen[bytes], log: Sequence[object]) -> set[int]:
     """Wait until pages are being fetched and parsed (forkserver, a parser process and
     the resource tracker are up); the helper processes then."""
     deadline = time.monotonic() + 60
@@ -125,3 +126,31 @@ def test_a_second_signal_after_a_moment_still_quits_at_once(tmp_path: Path) -> N
     assert proc.returncode == 130, stderr.decode()
     assert b"headway: interrupted:" not in stdout  # quit at once: no summary
     assert not _gone(helpers), "helper processes outlived the node"
+
+
+def test_the_group_signal_arriving_as_the_process_exits_changes_nothing(tmp_path: Path) -> None:
+    """The group's copy of the signal can arrive late (a loaded machine): after the node
+    has finished, while the process prints its summary and the interpreter tears itself
+    down, it is still the same request, never a kill by the default action."""
+    with ThreadedSimWeb(SPEC) as web:
+        proc, _ = _start(tmp_path, web.seeds())
+        assert proc.stdout is not None
+        try:
+            _wait_mid_crawl(proc, web.log)
+            os.kill(proc.pid, signal.SIGTERM)
+            lines: list[bytes] = []
+            for line in proc.stdout:  # the summary: the node has finished
+                lines.append(line)
+                if b"headway: interrupted:" in line:
+                    os.killpg(proc.pid, signal.SIGTERM)  # within the second: the same stop
+                    break
+            lines.extend(proc.stdout)
+            proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert any(b"headway: interrupted:" in line for line in lines), lines
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr

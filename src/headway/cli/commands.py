@@ -22,16 +22,13 @@ from headway.errors import HeadwayError
 from headway.settings import KEYS, Settings, settings_from_sources
 
 if TYPE_CHECKING:
+    from headway.cli.stopping import StopSignals
     from headway.urls.seeds import SeedList
 
 log = logging.getLogger("headway")
 
 #: Exit code of a crawl that ended without reaching any host of its seeds (README).
 EXIT_UNREACHABLE = 3
-#: Seconds after a first stop signal within which another one is the same request
-#: delivered twice (``timeout`` and service managers signal the process, then its
-#: group), not the operator's second Ctrl-C.
-SAME_STOP_SECONDS = 1.0
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -255,6 +252,8 @@ def _report_seed_problems(path: Path, loaded: SeedList) -> None:
 
 
 def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
+    from headway.cli.stopping import StopSignals
+
     runner: Callable[..., Any]
     try:
         import uvloop
@@ -262,11 +261,13 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
         runner = uvloop.run
     except ImportError:  # pragma: no cover - uvloop is a dependency; plain asyncio works
         runner = asyncio.run
-    summary = runner(_run_node(settings, seeds, optout))
     from headway.cli.progress import print_summary
     from headway.runtime.summary import StopReason
 
-    print_summary(summary, settings, quiet=settings.output.quiet)
+    stop = StopSignals()
+    with stop.held():  # a stop signal is a clean stop until the summary is out
+        summary = runner(_run_node(settings, seeds, optout, stop))
+        print_summary(summary, settings, quiet=settings.output.quiet)
     if summary.stopped_by is StopReason.INTERRUPTED:
         return 130
     # exit 3 is for a crawl that ended by itself or at a limit; a stop control is 0
@@ -275,7 +276,7 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     return 0
 
 
-async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
+async def _run_node(settings: Settings, seeds: list[str], optout: Any, stop: StopSignals) -> Any:
     from headway.cli.console import announce
     from headway.cli.progress import Progress
     from headway.console.serve import node_console
@@ -299,29 +300,16 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any) -> Any:
         await console[0].start()
         announce(console[0], log.warning)
     loop = asyncio.get_running_loop()
-    first_stop: float | None = None
-
-    def on_interrupt() -> None:
-        nonlocal first_stop
-        if first_stop is None:
-            first_stop = time.monotonic()
-            log.warning("stopping: finishing what was fetched (Ctrl-C again to quit now)")
-            node.request_stop(StopReason.INTERRUPTED)
-        elif time.monotonic() - first_stop >= SAME_STOP_SECONDS:
-            os._exit(130)
-        else:  # the same stop request sent to the process and to its group
-            log.debug("stop signal repeated within %.0f s: the same request", SAME_STOP_SECONDS)
-
-    loop.add_signal_handler(signal.SIGINT, on_interrupt)
-    loop.add_signal_handler(signal.SIGTERM, on_interrupt)
+    stop.request = lambda: node.request_stop(StopReason.INTERRUPTED)
+    stop.attach(loop)
     loop.add_signal_handler(signal.SIGUSR1, node.resume_quota)
     progress.start()
     try:
         return await node.run()
     finally:
         progress.stop()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
-            loop.remove_signal_handler(sig)
+        loop.remove_signal_handler(signal.SIGUSR1)
+        stop.detach(loop)
         if console is not None:
             await console[0].stop()
             await loop.run_in_executor(None, console[1])

@@ -12,12 +12,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from headway.cli.stopping import StopSignals
 from headway.runtime.crawldir import CrawlPaths
 from headway.settings import Settings, build_settings
 
 #: How a node is run and its summary returned (``commands._run_node``: settings, seeds,
-#: opt-out list), handed in by the command line.
-RunNode = Callable[[Settings, list[str], Any], Awaitable[Any]]
+#: opt-out list, the stop signals' rule), handed in by the command line.
+RunNode = Callable[[Settings, list[str], Any, StopSignals], Awaitable[Any]]
 #: The demo crawler's User-Agent: only the local simulated web ever sees it.
 DEMO_USER_AGENT = "headway-demo/1.0 (+https://example.org/bot)"
 #: The demo crawl stops after this many seconds whatever happens.
@@ -72,7 +73,7 @@ def demo_settings(out: Path, delay: float) -> Settings:
 
 
 async def _crawl_simweb(
-    args: argparse.Namespace, run_node: RunNode
+    args: argparse.Namespace, run_node: RunNode, stop: StopSignals
 ) -> tuple[Any, Settings, list[str]]:
     from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 
@@ -85,7 +86,7 @@ async def _crawl_simweb(
             f"(--delay {args.delay:g}, Ctrl-C stops)",
             flush=True,
         )
-        summary = await run_node(settings, web.seeds(), None)
+        summary = await run_node(settings, web.seeds(), None, stop)
         return summary, settings, web.seeds()
 
 
@@ -102,8 +103,10 @@ def demo_command(
     from headway.runtime.summary import StopReason
 
     setup_logging("text", quiet=False)
-    summary, settings, seeds = asyncio.run(_crawl_simweb(args, run_node))
-    print_summary(summary, settings, quiet=False)
+    stop = StopSignals()
+    with stop.held():  # a stop signal is a clean stop until the summary is out
+        summary, settings, seeds = asyncio.run(_crawl_simweb(args, run_node, stop))
+        print_summary(summary, settings, quiet=False)
     for line in what_to_look_at(args.out, summary.fetches, len(seeds)):
         print(line)
     return 130 if summary.stopped_by is StopReason.INTERRUPTED else 0
