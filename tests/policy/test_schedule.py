@@ -105,6 +105,35 @@ def test_a_host_whose_page_waits_for_a_parser_is_not_fetched_until_it_left() -> 
     assert isinstance(later, FetchPage) and later.lease.host == "costly.test"
 
 
+def test_a_host_waiting_for_a_parser_goes_when_its_page_leaves_the_queue() -> None:
+    """The look every recheck_interval is a fallback: the moment the parse queue hands
+    the host's page to a parser (``parser_took``), the host is ready again; a host
+    that was not waiting for a parser is not moved, and its stale heap entry is
+    dropped without a second fetch."""
+    waiting = {"a.test"}
+    c = core(gap=0.0, ahead=3, waits_for_parser=lambda host: host in waiting)
+    known(c, "a.test", "b.test")
+    offer(c, ["a.test"])
+    d = c.decide(T0, waiting=2)
+    assert isinstance(d, LeaseFor)
+    c.offer_leases(d.wants, [lease("a.test", f"/{n}") for n in range(3)], T0)
+    assert quiet(c, T0, waiting=2) == Wait(T0 + 0.1)  # a's page waits for a parser
+    assert c.parser_took("b.test", T0 + 0.01) is False  # b waited for nothing
+    waiting.clear()
+    assert c.parser_took("a.test", T0 + 0.01) is True
+    assert c.hosts_ready(T0 + 0.01) == 1 and c.hosts_waiting(T0 + 0.01) == 0
+    first = quiet(c, T0 + 0.01, waiting=2)
+    assert isinstance(first, FetchPage) and first.lease.host == "a.test"
+    c.on_fetch_done("a.test", T0 + 0.02, Outcome.OK, latency=0.01, retry_after=None)
+    second = quiet(c, T0 + 0.02, waiting=2)
+    assert isinstance(second, FetchPage) and second.lease.host == "a.test"
+    # the old entry (T0 + 0.1) is stale: when its time comes, nothing extra is fetched
+    c.on_fetch_done("a.test", T0 + 0.03, Outcome.OK, latency=0.01, retry_after=None)
+    third = quiet(c, T0 + 0.2, waiting=2)
+    assert isinstance(third, FetchPage) and third.lease.host == "a.test"
+    assert not isinstance(quiet(c, T0 + 0.2, waiting=2), FetchPage)  # a holds no more
+
+
 def test_a_host_without_a_url_waits_for_the_frontier_to_offer_it_again() -> None:
     c = core()
     known(c, "a.test")

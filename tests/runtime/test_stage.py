@@ -105,3 +105,15 @@ async def test_drain_nowait_empties_and_wakes_putters() -> None:
     assert await stage.drain_nowait() == [("a", 10)]
     await asyncio.wait_for(blocked, 1)
     assert len(stage) == 1 and stage.statistics().oldest_age >= 0
+
+
+async def test_on_leave_names_a_key_once_its_last_waiting_item_is_taken() -> None:
+    stage = _weighed(0, fair=True)
+    left: list[object] = []
+    stage.on_leave = left.append
+    for item in (("a", 1), ("a", 2), ("b", 1)):
+        await stage.put(item)
+    assert await stage.get_batch(2) == [("a", 1), ("b", 1)]  # keys take turns
+    assert left == ["b"] and stage.holds("a")  # a still has an item waiting
+    assert await stage.get_batch(2) == [("a", 2)]
+    assert left == ["b", "a"] and not stage.holds("a")

@@ -126,6 +126,7 @@ class BenchCase:
     mix: str = "fixed"  # page mix: fixed | real (testing/pagemix.py)
     idle: float = 0.0  # the server closes connections idle this long (0: aiohttp's default)
     resumption: bool = True  # over HTTPS: the server accepts TLS session resumption
+    round: int = 0  # which repetition of the case (``--repeat``): not part of its name
 
     @property
     def name(self) -> str:

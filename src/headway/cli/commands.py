@@ -327,6 +327,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.hosts < 1 or args.pages < 1 or args.links < 1 or min(args.gaps) < 0:
         print("headway: error: --hosts, --pages, --links must be >= 1, gaps >= 0", file=sys.stderr)
         return 2
+    if not 1 <= args.repeat <= 100:
+        print("headway: error: --repeat must be 1..100", file=sys.stderr)
+        return 2
     if not 0 <= args.server_idle <= 86_400:
         print("headway: error: --server-idle must be 0..86400 seconds", file=sys.stderr)
         return 2
@@ -345,7 +348,9 @@ def _bench(args: argparse.Namespace) -> int:
             mix=args.pages_mix,
             idle=args.server_idle,
             resumption=resumption == "on",
+            round=n,
         )
+        for n in range(args.repeat)
         for size in sizes
         for scheme in args.scheme
         for resumption in (dict.fromkeys(args.tls_resumption) if scheme == "https" else ["on"])

@@ -194,6 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--size", nargs="+", default=["1x"], help="hosts multipliers: 1x 10x")
     bench.add_argument("--seconds", type=float, default=20.0, help="each run stops after this")
     bench.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run every case this many times, in rounds (each round runs every case once); "
+        "the ratios are then the median of the rounds, each round's figure listed",
+    )
+    bench.add_argument(
         "--pages-mix",
         choices=["fixed", "real"],
         default="fixed",

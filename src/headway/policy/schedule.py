@@ -122,7 +122,11 @@ class ScheduleCore:
         self._lims = HostLimiters(params.limits, params.host_ceilings, self.overrides)
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
-        self._in_heap: set[str] = set()
+        # host -> the sequence number of its one live heap entry; an entry whose number
+        # is not its host's here is stale (the host was moved up, ``_advance``)
+        self._in_heap: dict[str, int] = {}
+        # hosts waiting in the heap only until their last page leaves the parse queue
+        self._parser_wait: set[str] = set()
         self._busy: set[str] = set()  # at the concurrency limit, or fetching robots.txt
         self._leasing: set[str] = set()  # in a LeaseFor not yet answered
         self._held = HeldLeases()  # leased, waiting for their host's turn
@@ -195,8 +199,37 @@ class ScheduleCore:
             self._busy.add(host)
             return
         self._busy.discard(host)
-        heapq.heappush(self._heap, (ready_at, next(self._seq), host))
-        self._in_heap.add(host)
+        seq = next(self._seq)
+        heapq.heappush(self._heap, (ready_at, seq, host))
+        self._in_heap[host] = seq
+
+    def _advance(self, host: str, ready_at: float) -> None:
+        """Move ``host``, in the heap already, up to ``ready_at``; its old entry stays in
+        the heap, stale, and is dropped when it reaches the top."""
+        seq = next(self._seq)
+        heapq.heappush(self._heap, (ready_at, seq, host))
+        self._in_heap[host] = seq
+
+    def _live(self, seq: int, host: str) -> bool:
+        return self._in_heap.get(host) == seq
+
+    def _top(self) -> float:
+        """The earliest ready time in the heap (stale entries at the top dropped)."""
+        heap = self._heap
+        while heap and not self._live(heap[0][1], heap[0][2]):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else math.inf
+
+    def parser_took(self, host: str, now: float) -> bool:
+        """``host``'s last page left the parse queue: if its next fetch waited for that,
+        it may go now (politeness is checked again when it comes up). True when the
+        host was waiting for it."""
+        if host not in self._parser_wait:
+            return False
+        self._parser_wait.discard(host)
+        if host in self._in_heap:
+            self._advance(host, now)
+        return True
 
     def held(self) -> int:
         """Leased URLs waiting for their host's turn that will still be fetched: none once
@@ -205,14 +238,15 @@ class ScheduleCore:
         return len(self._held) if self.page_budget > 0 else 0
 
     def hosts_ready(self, now: float) -> int:
-        return sum(1 for t, _, _ in self._heap if t <= now)
+        return sum(1 for t, seq, h in self._heap if t <= now and self._live(seq, h))
 
     def hosts_waiting(self, now: float) -> int:
         """Hosts in the heap whose next request must wait (their gap, a backoff)."""
-        return sum(1 for t, _, _ in self._heap if t > now)
+        return sum(1 for t, seq, h in self._heap if t > now and self._live(seq, h))
 
     def next_ready(self) -> float | None:
-        return self._heap[0][0] if self._heap else None
+        top = self._top()
+        return None if math.isinf(top) else top
 
     # -- answers from the frontier -----------------------------------------------------
     def unknown(self, hosts: Collection[str]) -> list[str]:
@@ -356,7 +390,7 @@ class ScheduleCore:
             return SaveStates(states)
         if self.paused or self.page_budget <= 0 or waiting <= 0:
             return Wait(math.inf)
-        top = self._heap[0][0] if self._heap else math.inf
+        top = self._top()
         more = self._frontier_next is not None and self._frontier_next <= now
         since = now - self._last_refill
         recheck = self._recheck and since >= self.params.recheck_interval
@@ -365,7 +399,7 @@ class ScheduleCore:
         ):
             self._last_refill = now
             self._refill_due = self._recheck = False
-            exclude = self._in_heap | self._busy | self._leasing | set(self._held.hosts())
+            exclude = self._in_heap.keys() | self._busy | self._leasing | set(self._held.hosts())
             return Refill(self.params.refill_batch, frozenset(exclude))
         until = min(top, self._last_refill + self.params.refill_interval)
         if self._recheck:
@@ -382,14 +416,10 @@ class ScheduleCore:
             host = self._fresh.popleft()
             if host in self._held and host not in self._in_heap:
                 jobs += self._decide_host(host, now) == "job"
-        while (
-            self._heap
-            and self._heap[0][0] <= now
-            and jobs + len(wants) < room
-            and self.page_budget > 0
-        ):
+        while self._top() <= now and jobs + len(wants) < room and self.page_budget > 0:
             _, _, host = heapq.heappop(self._heap)
-            self._in_heap.discard(host)
+            del self._in_heap[host]
+            self._parser_wait.discard(host)
             got = self._decide_host(host, now)
             if got == "lease":
                 p = self.params
@@ -442,7 +472,9 @@ class ScheduleCore:
             # its last page still waits in the parse queue: its next fetch waits too (a
             # look every recheck_interval), so that when parsing sets the pace, hosts
             # share fetch starts the way the parse queue shares the parser, instead of
-            # the hosts ready longest taking every start
+            # the hosts ready longest taking every start. It goes as soon as the page leaves
+            # the queue (``parser_took``); the look is the fallback
+            self._parser_wait.add(host)
             self._push(host, now + self.params.recheck_interval)
             return None
         self._held.pop(host)

@@ -209,6 +209,7 @@ async def build_node_parts(
             # a host whose last page waits for a parser waits for its next fetch
             waits_for_parser=parse_stage.holds,
         )
+        parse_stage.on_leave = scheduler.parser_took  # ... and goes when its page leaves
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)
         loop = asyncio.get_running_loop()
         stack.push_async_callback(loop.run_in_executor, None, pool.close)

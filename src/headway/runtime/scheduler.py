@@ -25,7 +25,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 
 from headway.frontier.store import FrontierStore, LeasedUrl
 from headway.policy import hoststate
@@ -210,6 +210,12 @@ class Scheduler:
         """The frontier changed (URLs added or put back): look again."""
         self.core.frontier_changed()
         self._poke()
+
+    def parser_took(self, host: Hashable) -> None:
+        """``host``'s last page left the parse queue: a next fetch waiting for that may
+        go (``ScheduleCore.parser_took``)."""
+        if isinstance(host, str) and self.core.parser_took(host, self._clock()):
+            self._poke()
 
     def _poke(self) -> None:
         """Something changed: the dispatcher looks again (it is not idle until it has)."""

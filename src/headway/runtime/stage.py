@@ -66,6 +66,8 @@ class Stage(Generic[T]):
         self._puts = 0
         self._blocked = 0
         self._blocked_keys: Counter[Hashable] = Counter()  # keys of the puts waiting
+        # called with a key whose last waiting item was taken (set by the stage's owner)
+        self.on_leave: Callable[[Hashable], None] | None = None
 
     def __len__(self) -> int:
         return self._len
@@ -112,6 +114,10 @@ class Stage(Generic[T]):
             out.append(item)
             self._len -= 1
             self._bytes -= weight
+        if self.on_leave is not None and self._key is not None:
+            for key in {self._key(item) for item in out}:
+                if not self.holds(key):
+                    self.on_leave(key)
         return out
 
     async def get_batch(

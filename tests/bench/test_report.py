@@ -1,0 +1,37 @@
+"""The bench report's ratios: one round as before, or the median of repeated rounds."""
+
+from __future__ import annotations
+
+import re
+
+from headway.bench.harness import BenchCase, BenchResult
+from headway.bench.report import report_lines
+
+
+def _result(gap: float, ms_per_page: float, round_: int = 0) -> BenchResult:
+    case = BenchCase("http", gap, 1, 2, 3, 3, 1, 1, 10.0, round=round_)
+    # all-in CPU per page = crawl_cpu / pages; steady from the progress samples
+    progress = ((0.5, 10), (1.0, 100), (2.0, 100 + int(1000 / ms_per_page)))
+    return BenchResult(case, pages=1000, crawl_cpu=ms_per_page, progress=progress)
+
+
+def test_one_round_gives_one_ratio_line_per_pair() -> None:
+    lines = report_lines([_result(0.0, 2.0), _result(1.0, 2.2)])
+    ratio = [line for line in lines if line.startswith("gap 1s / no gap")]
+    assert ratio == ["gap 1s / no gap (http 1x): CPU per page 1.10x (steady 1.10x)"]
+    assert any(line.startswith("http gap 0s 1x ") for line in lines)  # no round number
+
+
+def test_repeated_rounds_give_the_median_and_every_round() -> None:
+    results = []
+    for n, (a, b) in enumerate([(2.0, 2.6), (2.0, 2.1), (2.0, 2.2)]):
+        results += [_result(0.0, a, n), _result(1.0, b, n)]
+    lines = report_lines(results)
+    ratio = [line for line in lines if line.startswith("gap 1s / no gap")]
+    assert ratio == [
+        "gap 1s / no gap (http 1x): CPU per page median 1.10x over 3 rounds "
+        "(1.30 1.05 1.10); steady median 1.10x (1.30 1.05 1.10)"
+    ]
+    # every run has its row, numbered by round
+    rows = [line.split()[4] for line in lines if re.match(r"http gap 1s 1x #\d +1000 ", line)]
+    assert rows == ["#1", "#2", "#3"]
