@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from headway.bench.harness import BenchCase, BenchResult
 from headway.bench.report import report_lines
 
@@ -35,3 +37,21 @@ def test_repeated_rounds_give_the_median_and_every_round() -> None:
     # every run has its row, numbered by round
     rows = [line.split()[4] for line in lines if re.match(r"http gap 1s 1x #\d +1000 ", line)]
     assert rows == ["#1", "#2", "#3"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--repeat", "0"], "--repeat must be 1..100"),
+        (["--server-idle", "-1"], "--server-idle must be 0..86400 seconds"),
+        (["--gaps", "-1"], "gaps >= 0"),
+    ],
+)
+def test_bad_bench_arguments_give_one_line_and_run_nothing(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from headway.cli.commands import main
+
+    assert main(["bench", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("headway: error:") and message in err[0], err
