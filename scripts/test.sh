@@ -55,5 +55,23 @@ echo "== ruff"
 .venv/bin/ruff format --check src tests benchmarks scripts
 echo "== mypy (strict, src)"
 .venv/bin/mypy src
-echo "== pytest"
-.venv/bin/python -m pytest -q "$@"
+# Most tests wait (politeness gaps, time-outs, servers going away) far more than they
+# compute, so they run in parallel workers; the few that measure time or memory (marked
+# "serial") run alone afterwards. HEADWAY_TEST_WORKERS=1 runs everything in one process.
+WORKERS="${HEADWAY_TEST_WORKERS:-3}"
+status=0
+if [ "$WORKERS" -gt 1 ]; then
+    echo "== pytest ($WORKERS workers; the timing- and memory-sensitive tests after, alone)"
+    .venv/bin/python -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" "$@" || status=$?
+    serial=0
+    .venv/bin/python -m pytest -q -m serial "$@" || serial=$?
+else
+    echo "== pytest"
+    .venv/bin/python -m pytest -q "$@" || status=$?
+    serial=0
+fi
+# exit status 5: no test selected in that phase (e.g. -k matched none of its tests)
+[ "$status" -eq 5 ] && status=0
+[ "$serial" -eq 5 ] && serial=0
+if [ "$status" -ne 0 ]; then exit "$status"; fi
+exit "$serial"

@@ -11,6 +11,7 @@ import pytest
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a benchmark: CPU figures of the whole process tree
 def test_bench_smoke_counts_every_process() -> None:
     argv = [sys.executable, "-m", "headway.cli", "bench", "--hosts", "2", "--pages", "3"]
     argv += ["--links", "3", "--gaps", "0", "--seconds", "20", "--parsers", "1"]
@@ -53,6 +54,7 @@ def test_server_is_warmed_with_every_page_a_crawl_fetches(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a benchmark: CPU figures of the whole process tree
 def test_bench_over_https_with_a_new_connection_per_fetch_counts_handshakes() -> None:
     """The real page mix over HTTPS, the server closing connections idle 0.2 s at a 1 s
     gap: every request opens a new connection; with resumption one full handshake per

@@ -33,7 +33,7 @@ from tests.integration.helpers import (
 )
 from tests.support.hostile import HostileSpec, HostileWeb
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # measures a host's pace
 
 #: The ceiling docs/hostile-web.md states for the whole tree with default settings.
 CEILING_MIB = 512

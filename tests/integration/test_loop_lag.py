@@ -20,7 +20,7 @@ from tests.integration.helpers import UA, read_crawl_log
 from tests.support.argv import headway_argv
 from tests.support.hostile import BOMBS, HostileRequest, HostileSpec, HostileWeb
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # measures the loop's lag
 
 DELAY = 0.2
 #: The bound on the event loop's lag under the hostile web (docs/metrics.md).
