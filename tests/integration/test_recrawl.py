@@ -237,11 +237,14 @@ async def test_recrawl_share_divides_fetches_between_revisits_and_new_urls(
 ) -> None:
     sends = record_sends(monkeypatch)
     # every page is a seed, so new URLs are ready from the start; a fetched page is due
-    # again almost at once: while new URLs remain, the share decides who goes next
+    # again almost at once: while new URLs remain, the share decides who goes next. The
+    # gap leaves time for a page to be parsed and settled (its revisit queued) before
+    # the host's next turn, as any real gap does; at 0.05 s a loaded machine settled
+    # too late for some turns, which then found no revisit to prefer
     spec = SimWebSpec(hosts=1, host_spec=HostSpec(pages=12, links_per_page=1, validators=True))
     settings = crawl_settings(
         tmp_path / "c",
-        delay=0.05,
+        delay=0.15,
         recrawl=True,
         revisit_min=0.001,
         revisit_max=0.001,
