@@ -30,8 +30,6 @@ the host's limiter ``can_start(now)``, and ``on_start`` is applied before it is 
 from __future__ import annotations
 
 import dataclasses
-import heapq
-import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -58,6 +56,7 @@ from headway.policy.outcome import Outcome
 from headway.policy.overrides import HostOverride, OverrideBook
 from headway.policy.politeness import HostLimiter, HostLimitParams, HostLimitStats
 from headway.policy.pressure import HostPressure, held_back, host_pressure
+from headway.policy.readyheap import ReadyHeap
 from headway.policy.robots import (
     RobotsCache,
     RobotsKind,
@@ -120,11 +119,7 @@ class ScheduleCore:
         self._optout = optout
         self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
         self._lims = HostLimiters(params.limits, params.host_ceilings, self.overrides)
-        self._heap: list[tuple[float, int, str]] = []
-        self._seq = itertools.count()
-        # host -> the sequence number of its one live heap entry; an entry whose number
-        # is not its host's here is stale (the host was moved up, ``_advance``)
-        self._in_heap: dict[str, int] = {}
+        self._ready = ReadyHeap()  # hosts by the time each is next ready
         # hosts waiting in the heap only until their last page leaves the parse queue
         self._parser_wait: set[str] = set()
         self._busy: set[str] = set()  # at the concurrency limit, or fetching robots.txt
@@ -172,7 +167,7 @@ class ScheduleCore:
     def _idle(self, host: str, lim: HostLimiter) -> bool:
         return (
             lim.statistics().in_flight == 0
-            and host not in self._in_heap
+            and host not in self._ready
             and host not in self._busy
             and host not in self._held
             and host not in self._leasing
@@ -193,32 +188,13 @@ class ScheduleCore:
 
     # -- the heap ----------------------------------------------------------------------
     def _push(self, host: str, ready_at: float) -> None:
-        if host in self._in_heap:
+        if host in self._ready:
             return
         if math.isinf(ready_at):
             self._busy.add(host)
             return
         self._busy.discard(host)
-        seq = next(self._seq)
-        heapq.heappush(self._heap, (ready_at, seq, host))
-        self._in_heap[host] = seq
-
-    def _advance(self, host: str, ready_at: float) -> None:
-        """Move ``host``, in the heap already, up to ``ready_at``; its old entry stays in
-        the heap, stale, and is dropped when it reaches the top."""
-        seq = next(self._seq)
-        heapq.heappush(self._heap, (ready_at, seq, host))
-        self._in_heap[host] = seq
-
-    def _live(self, seq: int, host: str) -> bool:
-        return self._in_heap.get(host) == seq
-
-    def _top(self) -> float:
-        """The earliest ready time in the heap (stale entries at the top dropped)."""
-        heap = self._heap
-        while heap and not self._live(heap[0][1], heap[0][2]):
-            heapq.heappop(heap)
-        return heap[0][0] if heap else math.inf
+        self._ready.push(host, ready_at)
 
     def parser_took(self, host: str, now: float) -> bool:
         """``host``'s last page left the parse queue: if its next fetch waited for that,
@@ -227,8 +203,8 @@ class ScheduleCore:
         if host not in self._parser_wait:
             return False
         self._parser_wait.discard(host)
-        if host in self._in_heap:
-            self._advance(host, now)
+        if host in self._ready:
+            self._ready.advance(host, now)
         return True
 
     def held(self) -> int:
@@ -238,14 +214,14 @@ class ScheduleCore:
         return len(self._held) if self.page_budget > 0 else 0
 
     def hosts_ready(self, now: float) -> int:
-        return sum(1 for t, seq, h in self._heap if t <= now and self._live(seq, h))
+        return self._ready.count(now, ready=True)
 
     def hosts_waiting(self, now: float) -> int:
         """Hosts in the heap whose next request must wait (their gap, a backoff)."""
-        return sum(1 for t, seq, h in self._heap if t > now and self._live(seq, h))
+        return self._ready.count(now, ready=False)
 
     def next_ready(self) -> float | None:
-        top = self._top()
+        top = self._ready.top()
         return None if math.isinf(top) else top
 
     # -- answers from the frontier -----------------------------------------------------
@@ -390,7 +366,7 @@ class ScheduleCore:
             return SaveStates(states)
         if self.paused or self.page_budget <= 0 or waiting <= 0:
             return Wait(math.inf)
-        top = self._top()
+        top = self._ready.top()
         more = self._frontier_next is not None and self._frontier_next <= now
         since = now - self._last_refill
         recheck = self._recheck and since >= self.params.recheck_interval
@@ -399,7 +375,7 @@ class ScheduleCore:
         ):
             self._last_refill = now
             self._refill_due = self._recheck = False
-            exclude = self._in_heap.keys() | self._busy | self._leasing | set(self._held.hosts())
+            exclude = self._ready.hosts() | self._busy | self._leasing | set(self._held.hosts())
             return Refill(self.params.refill_batch, frozenset(exclude))
         until = min(top, self._last_refill + self.params.refill_interval)
         if self._recheck:
@@ -414,11 +390,10 @@ class ScheduleCore:
         room = min(waiting, self.params.lease_batch)
         while self._fresh and jobs < room and self.page_budget > 0:
             host = self._fresh.popleft()
-            if host in self._held and host not in self._in_heap:
+            if host in self._held and host not in self._ready:
                 jobs += self._decide_host(host, now) == "job"
-        while self._top() <= now and jobs + len(wants) < room and self.page_budget > 0:
-            _, _, host = heapq.heappop(self._heap)
-            del self._in_heap[host]
+        while self._ready.top() <= now and jobs + len(wants) < room and self.page_budget > 0:
+            host = self._ready.pop()
             self._parser_wait.discard(host)
             got = self._decide_host(host, now)
             if got == "lease":
