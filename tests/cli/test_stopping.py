@@ -82,7 +82,8 @@ def test_without_a_stop_the_previous_handlers_come_back(saved_handlers: None) ->
 
 
 def test_a_signal_sent_before_the_loop_starts_is_a_stop(saved_handlers: None) -> None:
-    """From ``held`` on, even before the node's loop runs, SIGTERM is a clean stop."""
+    """From ``held`` on, even before the node's loop runs, SIGTERM is a clean stop; one
+    that came before there was a node to stop is passed on when there is."""
     requests: list[str] = []
     stop = StopSignals(lambda: requests.append("stop"))
     with stop.held():
@@ -90,3 +91,8 @@ def test_a_signal_sent_before_the_loop_starts_is_a_stop(saved_handlers: None) ->
         _signal_self(signal.SIGTERM)
     assert requests == ["stop"]
     assert stop.first is not None
+    early = StopSignals()
+    with early.held():
+        _signal_self(signal.SIGTERM)  # the crawl is starting: no node yet
+        early.set_request(lambda: requests.append("late"))
+    assert requests == ["stop", "late"]

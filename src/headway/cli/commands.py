@@ -300,7 +300,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any, stop: Sto
         await console[0].start()
         announce(console[0], log.warning)
     loop = asyncio.get_running_loop()
-    stop.request = lambda: node.request_stop(StopReason.INTERRUPTED)
+    stop.set_request(lambda: node.request_stop(StopReason.INTERRUPTED))
     stop.attach(loop)
     loop.add_signal_handler(signal.SIGUSR1, node.resume_quota)
     progress.start()

@@ -56,6 +56,13 @@ class StopSignals:
         else:  # the same stop request sent to the process and to its group
             log.debug("stop signal repeated within %.0f s: the same request", SAME_STOP_SECONDS)
 
+    def set_request(self, request: Callable[[], None]) -> None:
+        """What a stop does, once there is a node to stop; a stop signal that came while
+        the crawl was starting (before there was one) is passed on now."""
+        self.request = request
+        if self.first is not None:
+            request()
+
     def _plain(self, signum: int, frame: FrameType | None) -> None:
         self()
 
