@@ -2,9 +2,9 @@
 
 One live entry per host. ``advance`` moves a host that is in the heap up to an earlier
 time without searching the heap: a new entry is pushed and the host's old one becomes
-stale (its sequence number is no longer the host's), to be dropped when it reaches the
-top. Stale entries are later than the live one, so each is dropped in time, and there
-is at most one per ``advance``."""
+stale (its sequence number is no longer the host's) and is dropped when it reaches the
+top, whatever the host did since. There is at most one stale entry per ``advance``, and
+every reading (``top``, ``pop``, ``count``) skips them."""
 
 from __future__ import annotations
 
