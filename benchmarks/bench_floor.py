@@ -3,7 +3,7 @@ mix fetched over HTTPS with a new connection per fetch; then, with ``--crawl``, 
 (and Scrapy) crawling that case, and their ratio to the floor.
 
 Run: ``.venv/bin/python benchmarks/bench_floor.py [--sample 200] [--crawl --seconds 30]
-[--scrapy-python /tmp/scrapy-venv/bin/python]``.
+[--scrapy-python .venv-scrapy/bin/python]``.
 
 The pages: the simulated web of ``headway bench --pages-mix real`` (50 hosts x 40 pages,
 seed 0; sizes log-normal with median 138 KB and mean 242 KB, links growing with size:
@@ -443,6 +443,8 @@ def crawl(args: argparse.Namespace, floor: dict[str, float]) -> None:
 
 
 def main() -> int:
+    from bench_vs_scrapy import SCRAPY_PYTHON
+
     from headway.bench.harness import free_port, wait_port
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -454,7 +456,7 @@ def main() -> int:
     ap.add_argument("--gap", type=float, default=1.0, help="politeness gap of the crawls")
     ap.add_argument("--server-idle", type=float, default=0.5, help="server's idle time-out")
     ap.add_argument("--seconds", type=float, default=30.0, help="each crawl stops after this")
-    ap.add_argument("--scrapy-python", default="/tmp/scrapy-venv/bin/python")
+    ap.add_argument("--scrapy-python", default=str(SCRAPY_PYTHON))
     args = ap.parse_args()
     port = free_port()
     argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(args.hosts)]

@@ -1,9 +1,10 @@
 """headway against Scrapy on the same simulated web, and the floor set by library costs.
 
 Run: ``.venv/bin/python benchmarks/bench_vs_scrapy.py --hosts 20 --pages 50 --links 280
---page-kb 64 [--scrapy-python /tmp/scrapy-venv/bin/python] [--scrapy-dns proxy|resolver]``.
+--page-kb 64 [--scrapy-python .venv-scrapy/bin/python] [--scrapy-dns proxy|resolver]``.
 Scrapy is not a dependency of headway; give it a virtualenv of its own first:
-``python3.11 -m venv /tmp/scrapy-venv && /tmp/scrapy-venv/bin/pip install scrapy``.
+``python3.11 -m venv .venv-scrapy && .venv-scrapy/bin/pip install scrapy`` (in the
+repository's folder, beside ``.venv``; git ignores it).
 
 One ``headway simweb`` process serves every host on a free loopback port; both crawlers
 talk to it, and its CPU is not counted (it is a separate process). Then:
@@ -49,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve()
+#: Scrapy's own virtualenv, in the repository's folder beside ``.venv`` (see above).
+SCRAPY_PYTHON = HERE.parents[1] / ".venv-scrapy" / "bin" / "python"
 SPIDER = r"""
 import json, resource, sys, time
 import scrapy
@@ -350,7 +353,7 @@ def main() -> int:
     ap.add_argument("--links", type=int, default=280, help="links per page")
     ap.add_argument("--page-kb", type=int, default=64, help="KiB of text added to a page")
     ap.add_argument("--parsers", type=int, nargs="*", default=[1, 2], help="runs of headway")
-    ap.add_argument("--scrapy-python", default="/tmp/scrapy-venv/bin/python")
+    ap.add_argument("--scrapy-python", default=str(SCRAPY_PYTHON))
     ap.add_argument("--scrapy-dns", choices=["proxy", "resolver"], nargs="+", default=["proxy"])
     ap.add_argument("--sample", type=int, default=200, help="pages timed for the floor")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per crawler run")
