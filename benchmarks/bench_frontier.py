@@ -12,7 +12,7 @@ to each of ``--sizes`` in turn (default 1 million). At each size it measures:
   bytes per seen URL at 0.1 % error).
 
 Then it reopens the store to time the Bloom filter's load. Usage:
-``python benchmarks/bench_frontier.py [--sizes 1000000,10000000] [--dir D]``.
+``python benchmarks/bench_frontier.py [--sizes 1000000,10000000] [--dir D] [--cache-mib N]``.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ def main() -> None:
     ap.add_argument("--probe-settle", type=int, default=20_000, help="settles timed per size")
     ap.add_argument("--bloom-capacity", type=int, default=0, help="default: the largest size")
     ap.add_argument("--dir", type=Path, default=None)
+    ap.add_argument(
+        "--cache-mib", type=int, default=0, help="SQLite page cache (default: the frontier's)"
+    )
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     where = args.dir or Path(tempfile.mkdtemp(prefix="bench-frontier-"))
@@ -64,7 +67,8 @@ def main() -> None:
     # the filter is configured for the largest size (as a crawl of that size would be),
     # and grows 16-fold from 65,536 up to it as the seen set does
     limits = FrontierLimits(bloom_capacity=max(1_000, *sizes, args.bloom_capacity))
-    store = SqliteFrontier(db, limits, node_id="bench")
+    cache = {"cache_size_kib": args.cache_mib * 1024} if args.cache_mib else {}
+    store = SqliteFrontier(db, limits, node_id="bench", **cache)
 
     done = 0
     now = 1.0
@@ -117,7 +121,7 @@ def main() -> None:
     counts = store.counts()
     store.close()
     t0 = time.perf_counter()
-    SqliteFrontier(db, limits, node_id="bench").close()
+    SqliteFrontier(db, limits, node_id="bench", **cache).close()
     print(
         f"reopen (Bloom filter of {counts.seen:,} fingerprints): {time.perf_counter() - t0:.1f} s"
     )
