@@ -68,12 +68,12 @@ def test_a_crawl_directory_of_another_crawl_is_refused_in_one_line(tmp_path: Pat
 
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("http://site0.sim:1/\n")
-    own, shared = tmp_path / "own", tmp_path / "shared"
-    for root, identity in ((own, CrawlIdentity()), (shared, CrawlIdentity("redis://h:1/0", "x"))):
+    own, joined = tmp_path / "own", tmp_path / "joined"
+    for root, identity in ((own, CrawlIdentity()), (joined, CrawlIdentity("redis://h:1/0", "x"))):
         d = CrawlDir(root, identity)
         d.open()
         d.close()
-    before = {p: p.read_text() for p in (own / "headway.json", shared / "headway.json")}
+    before = {p: p.read_text() for p in (own / "headway.json", joined / "headway.json")}
     out = run(
         "crawl", str(seeds), "--user-agent", UA, "--out", str(own),
         "--store", "redis://:pw@127.0.0.1:1/0", "--crawl-id", "x",
@@ -83,7 +83,7 @@ def test_a_crawl_directory_of_another_crawl_is_refused_in_one_line(tmp_path: Pat
     assert "belongs to a crawl with its own frontier in the directory (no --store)" in (out.stderr)
     assert "not the shared crawl 'x' in redis://:***@127.0.0.1:1/0" in out.stderr
     assert "pw" not in out.stderr
-    out = run("crawl", str(seeds), "--user-agent", UA, "--out", str(shared))
+    out = run("crawl", str(seeds), "--user-agent", UA, "--out", str(joined))
     assert out.returncode == 2, out.stderr
     assert "belongs to the shared crawl 'x' in redis://h:1/0" in out.stderr
     assert "give --store redis://h:1/0 --crawl-id x to resume it" in out.stderr

@@ -252,7 +252,7 @@ def _report_seed_problems(path: Path, loaded: SeedList) -> None:
 
 
 def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
-    from headway.cli.stopping import StopSignals
+    from headway.cli.stopping import EXIT_INTERRUPTED, StopSignals
 
     runner: Callable[..., Any]
     try:
@@ -269,7 +269,7 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
         summary = runner(_run_node(settings, seeds, optout, stop))
         print_summary(summary, settings, quiet=settings.output.quiet)
     if summary.stopped_by is StopReason.INTERRUPTED:
-        return 130
+        return EXIT_INTERRUPTED
     # exit 3 is for a crawl that ended by itself or at a limit; a stop control is 0
     if summary.seeds_unreached and summary.stopped_by is not StopReason.STOP_CONTROL:
         return EXIT_UNREACHABLE

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from headway.cli.stopping import StopSignals
+from headway.cli.stopping import EXIT_INTERRUPTED, StopSignals
 from headway.runtime.crawldir import CrawlPaths
 from headway.settings import Settings, build_settings
 
@@ -109,7 +109,7 @@ def demo_command(
         print_summary(summary, settings, quiet=False)
     for line in what_to_look_at(args.out, summary.fetches, len(seeds)):
         print(line)
-    return 130 if summary.stopped_by is StopReason.INTERRUPTED else 0
+    return EXIT_INTERRUPTED if summary.stopped_by is StopReason.INTERRUPTED else 0
 
 
 def what_to_look_at(out: Path, pages: int, hosts: int) -> list[str]:

@@ -26,13 +26,12 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+from headway.runtime.lifeline import STOP_SIGNALS
+
 log = logging.getLogger(__name__)
 
 #: Stop signals this close together are one request (the process, then its group).
 SAME_STOP_SECONDS = 1.0
-
-#: The signals that ask a crawl to stop.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 #: The exit status of a crawl stopped by a signal (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
