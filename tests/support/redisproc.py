@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 START_TIMEOUT = 15.0
+#: A server still reading its data back (it answers LOADING) is waited for up to this
+#: many start time-outs.
+LOADING_TIMEOUTS = 20
 
 
 class RedisProcError(RuntimeError):
@@ -116,12 +119,18 @@ class RedisServer:
                 "3000",
             ]
         self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + self._timeout
+        started = time.monotonic()
+        deadline = started + self._timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 raise RedisProcError(f"redis-server on port {self.port} exited; see {self.dir}")
-            if self.cli("PING") == "PONG":
+            reply = self.cli("PING")
+            if reply == "PONG":
                 return
+            if reply.startswith("LOADING"):
+                # reading its AOF back (a restart of a busy server): it is progressing,
+                # so wait on, up to LOADING_TIMEOUTS times the start time-out in all
+                deadline = min(started + LOADING_TIMEOUTS * self._timeout, time.monotonic() + 5)
             time.sleep(0.05)
         self.stop()
         raise RedisProcError(f"redis-server on port {self.port} did not answer in time")
