@@ -1,16 +1,25 @@
 """What headway's fetch stage alone spends per fetch over HTTP and HTTPS, with connections
-kept alive and with a new connection per fetch, on the real page mix.
+kept alive and with a new connection per fetch, on the real page mix; and what other
+clients spend on the same fetches.
 
-Run: ``.venv/bin/python benchmarks/bench_fetch_tls.py [--profile] [--page-kb N]``
+Run: ``.venv/bin/python benchmarks/bench_fetch_tls.py [--profile] [--page-kb N]
+[--clients headway lean lean-curl aiohttp protocol curl] [--schemes http https]``
 (``--page-kb N``: every page N KiB of text instead of the real mix). A ``headway simweb
---pages-mix real`` process (not counted) serves 20 hosts x 20 pages; one ``Fetcher``
-(``headway.fetch.client``: the crawler's client, TLS verification on, sessions resumed)
-fetches every page, 20 hosts at once, one request per host at a time with a 0.3 s pause
-between a host's requests (so a server closing idle connections after ``--idle`` seconds
-makes every fetch a new connection). Printed: this process's CPU ms per fetch, and the
-client's count of full and resumed TLS handshakes. For each scheme: connections kept
-alive, then a new connection per fetch. ``--profile`` adds a ``cProfile`` of the HTTPS
-run with a new connection per fetch (the functions that cost most, by own time).
+--pages-mix real`` process (not counted) serves 20 hosts x 20 pages; a client fetches
+every page, 20 hosts at once, one request per host at a time with a 0.3 s pause between a
+host's requests (so a server closing idle connections after ``--idle`` seconds makes
+every fetch a new connection). Printed: this process's CPU ms per fetch, and the
+server's count of connections and of full and resumed TLS handshakes. For each scheme:
+connections kept alive, then a new connection per fetch; within each, the clients one
+after the other (compare within a run). ``--profile`` adds a ``cProfile`` of the HTTPS
+runs with a new connection per fetch (the functions that cost most, by own time).
+
+The clients: ``headway`` is the crawler's ``Fetcher`` (``headway.fetch.client``: TLS
+verification on, sessions resumed); ``lean`` and ``lean-curl`` are that ``Fetcher`` with
+a prototype exchange of ``fetch_prototypes.py`` (asyncio protocols and llhttp; libcurl's
+multi interface); ``aiohttp``, ``protocol`` and ``curl`` are the bare prototype clients of
+that module, without the crawler's ``FetchResult``. pycurl and httptools are installed
+on demand for them.
 
 Also, by the ``ssl`` module alone: the cost of taking a connection's session
 (``SSLObject.session``) and of offering one to a new connection (``wrap_bio(...,
@@ -22,30 +31,87 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import json
 import pstats
 import ssl
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 HOSTS, PAGES = 20, 20
+USER_AGENT = "headway-bench/0.1"
+MAX_BODY = 256 * 1024  # the crawler's default --max-body
+CLIENTS = ("headway", "lean", "lean-curl", "aiohttp", "protocol", "curl")
+
+
+class _HeadwayClient:
+    """The crawler's own client (``headway.fetch.client.Fetcher``)."""
+
+    def __init__(self, ca_file: Path, path: str = "headway") -> None:
+        from fetch_prototypes import lean_fetcher_class
+
+        from headway.fetch.client import FetchConfig, Fetcher
+
+        config = FetchConfig(
+            user_agent=USER_AGENT,
+            allow_loopback=True,
+            resolve={"*.sim.test": "127.0.0.1"},
+            ca_file=ca_file,
+        )
+        if path == "headway":
+            self._fetcher = Fetcher(config)
+        else:  # the crawler's Fetcher with a prototype's exchange
+            self._fetcher = lean_fetcher_class(curl=path == "lean-curl")(config)
+
+    async def start(self) -> _HeadwayClient:
+        await self._fetcher.__aenter__()
+        return self
+
+    async def fetch(self, url: str) -> tuple[int, int]:
+        result = await self._fetcher.fetch(url)
+        if result.status is None:
+            raise OSError(f"{result.outcome}: {result.error}")
+        return result.status, len(result.body)
+
+    async def close(self) -> None:
+        await self._fetcher.__aexit__(None, None, None)
+
+
+async def _client(name: str, ca_file: Path, port: int) -> Any:
+    import fetch_prototypes as proto
+
+    hosts = [f"site{h}.sim.test:{port}" for h in range(HOSTS)]
+    if name in ("headway", "lean", "lean-curl"):
+        return await _HeadwayClient(ca_file, name).start()
+    if name == "aiohttp":
+        return proto.AiohttpClient(ca_file, "127.0.0.1", USER_AGENT, MAX_BODY)
+    if name == "protocol":
+        return proto.ProtocolClient(ca_file, "127.0.0.1", USER_AGENT, MAX_BODY)
+    return proto.CurlClient(ca_file, "127.0.0.1", USER_AGENT, MAX_BODY, hosts)
+
+
+def server_counts(scheme: str, port: int) -> tuple[int, int, int]:
+    """The server's connections, resumed and full TLS handshakes so far."""
+    from headway.bench.harness import STATS_HOST
+
+    context = ssl._create_unverified_context()  # the bench reading its own server
+    req = urllib.request.Request(f"{scheme}://127.0.0.1:{port}/", headers={"Host": STATS_HOST})
+    with urllib.request.urlopen(req, timeout=10, context=context) as resp:
+        stats = json.loads(resp.read())
+    return int(stats["connections"]), int(stats.get("resumed", 0)), int(stats.get("full", 0))
 
 
 async def _fetch_all(
-    scheme: str, port: int, ca_file: Path, profile: bool
-) -> tuple[float, int, int]:
-    from headway.fetch.client import FetchConfig, Fetcher
-
-    config = FetchConfig(
-        user_agent="headway-bench/0.1",
-        allow_loopback=True,
-        resolve={"*.sim.test": "127.0.0.1"},
-        ca_file=ca_file,
-    )
-    async with Fetcher(config) as fetcher:
+    name: str, scheme: str, port: int, ca_file: Path, profile: bool
+) -> tuple[float, int, int, int]:
+    client = await _client(name, ca_file, port)
+    try:
         urls = [
             [f"{scheme}://site{h}.sim.test:{port}/p/{i}" for i in range(PAGES)]
             for h in range(HOSTS)
@@ -55,16 +121,19 @@ async def _fetch_all(
 
         async def host(own: list[str]) -> None:
             for url in own:
-                result = await fetcher.fetch(url)
-                if result.status != 200:
+                try:
+                    status, _ = await client.fetch(url)
+                    why = f"status {status}"
+                except (TimeoutError, OSError) as exc:
+                    status, why = 0, str(exc)
+                if status != 200:
                     # a connection the server closed just as it was reused (a loaded
                     # machine can delay the close past the pause): counted, not retried
-                    failed.append(f"{url}: {result.outcome} {result.error}")
+                    failed.append(f"{url}: {why}")
                 await asyncio.sleep(0.3)
 
         await asyncio.gather(*(host(own[:3]) for own in urls))  # warms the server
-        tls = fetcher._tls
-        full0, resumed0 = tls.full_handshakes, tls.resumed_handshakes
+        conns0, resumed0, full0 = await asyncio.to_thread(server_counts, scheme, port)
         prof = cProfile.Profile() if profile else None
         cpu0 = time.process_time()
         if prof is not None:
@@ -73,15 +142,23 @@ async def _fetch_all(
         if prof is not None:
             prof.disable()
         spent = time.process_time() - cpu0
+        conns, resumed, full = await asyncio.to_thread(server_counts, scheme, port)
         if prof is not None:
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)
-        full, resumed = tls.full_handshakes - full0, tls.resumed_handshakes - resumed0
         if len(failed) > HOSTS * PAGES // 20:
             raise RuntimeError(f"{len(failed)} fetches failed, e.g. {failed[0]}")
-        return spent / (HOSTS * PAGES) * 1000, full, resumed
+        # the second reading's own connection is not the client's
+        return (
+            spent / (HOSTS * PAGES) * 1000, conns - conns0 - 1, full - full0 - (scheme == "https"),
+            resumed - resumed0,
+        )  # fmt: skip
+    finally:
+        await client.close()
 
 
-def fetch_cost(scheme: str, idle: float, pki_dir: Path, profile: bool, page_kb: int) -> str:
+def fetch_cost(
+    name: str, scheme: str, idle: float, pki_dir: Path, profile: bool, page_kb: int
+) -> str:
     import uvloop
 
     from headway.bench.harness import free_port, wait_port
@@ -98,17 +175,17 @@ def fetch_cost(scheme: str, idle: float, pki_dir: Path, profile: bool, page_kb: 
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_port(port)
-        ms, full, resumed = uvloop.run(_fetch_all(scheme, port, pki.ca_file, profile))
+        ms, conns, full, resumed = uvloop.run(_fetch_all(name, scheme, port, pki.ca_file, profile))
     finally:
         server.terminate()
         server.wait(10)
-    conns = "kept alive" if not idle else f"server idle {idle:g} s: new connection per fetch"
+    kept = "kept alive" if not idle else f"server idle {idle:g} s"
     tls = f"; TLS handshakes {full} full, {resumed} resumed" if scheme == "https" else ""
-    return f"{scheme:<6} {conns:<45} {ms:6.3f} ms a fetch{tls}"
+    fetches = f"{conns} connections for {HOSTS * PAGES} fetches"
+    return f"{name:<9} {scheme:<6} {kept:<18} {ms:6.3f} ms a fetch; {fetches}{tls}"
 
 
 def session_costs(pki_dir: Path, n: int = 300) -> list[str]:
-    sys.path.insert(0, str(HERE))
     from bench_floor import _Pair
 
     from headway.fetch.tls import client_context
@@ -153,15 +230,28 @@ def main() -> int:
     ap.add_argument("--idle", type=float, default=0.1, help="server's idle time-out (s)")
     ap.add_argument("--profile", action="store_true", help="cProfile the HTTPS run")
     ap.add_argument("--page-kb", type=int, default=0, help="fixed pages of N KiB (0: real)")
+    ap.add_argument(
+        "--clients", nargs="+", choices=CLIENTS, default=["headway"],
+        help="clients to measure, each case in turn (benchmarks/fetch_prototypes.py)",
+    )  # fmt: skip
+    ap.add_argument("--schemes", nargs="+", choices=("http", "https"), default=["http", "https"])
     args = ap.parse_args()
+    wanted = {"lean": ["httptools"], "protocol": ["httptools"]}
+    wanted |= {"lean-curl": ["pycurl"], "curl": ["pycurl"]}
+    if any(name in wanted for name in args.clients):
+        from fetch_prototypes import ensure_installed
+
+        ensure_installed(*(m for name in args.clients for m in wanted.get(name, [])))
     with tempfile.TemporaryDirectory() as tmp:
         for line in session_costs(Path(tmp) / "s"):
             print(line, flush=True)
-        for scheme in ("http", "https"):
+        for scheme in args.schemes:
             for idle in (0.0, args.idle):
-                profile = args.profile and scheme == "https" and idle > 0
-                pki = Path(tmp) / f"{scheme}{idle}"
-                print(fetch_cost(scheme, idle, pki, profile, args.page_kb), flush=True)
+                for name in args.clients:  # clients side by side: their ratio is the figure
+                    profile = args.profile and scheme == "https" and idle > 0
+                    pki = Path(tmp) / f"{name}{scheme}{idle}"
+                    line = fetch_cost(name, scheme, idle, pki, profile, args.page_kb)
+                    print(line, flush=True)
     return 0
 
 

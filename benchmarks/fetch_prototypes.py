@@ -1,0 +1,634 @@
+"""Prototype HTTP/1.1 clients, for measuring what the fetch stage's client costs per
+fetch (``bench_fetch_tls.py --clients``). Benchmarks only: none of them is part of the
+crawler, and none has the crawler's bounds (header limits, decoded-size caps, the address
+guard, time-outs per phase, send-time politeness); each does what a fetch of a bench page
+needs and no more, so its figure is a lower bound for a client of its kind.
+
+Every client fetches ``GET url`` over a keep-alive pool, sends the headers the crawler
+sends, verifies TLS against ``ca_file`` with host names checked, keeps at most
+``max_body`` bytes of the body (a longer body is cut and its connection closed, as the
+crawler cuts it), decodes a ``Content-Encoding`` with the crawler's ``decode_content``,
+and returns ``(status, bytes kept)``.
+
+- ``AiohttpClient``: aiohttp alone (one ``ClientSession``, names resolved by a static
+  table), as the crawler's ``Fetcher`` uses it without the crawler's wrapping.
+- ``ProtocolClient``: an ``asyncio.Protocol`` per connection and httptools' C parser
+  (llhttp), over the event loop's own TLS transport and the crawler's TLS context
+  (``fetch/tls.py``: sessions resumed); what a lean pure-asyncio client costs.
+- ``CurlClient``: libcurl's multi interface (pycurl) driven by the event loop
+  (``add_reader``/``add_writer`` on libcurl's sockets, ``call_later`` for its timer):
+  connection set-up, TLS (libcurl's own OpenSSL, sessions shared between transfers)
+  and HTTP parsing all in C.
+
+pycurl and httptools are installed on demand (``pip install pycurl httptools``); they
+are never dependencies of headway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from headway.fetch.decode import decode_content
+from headway.fetch.tls import client_context
+
+MAX_DECODED = 8 * 1024 * 1024
+
+
+def ensure_installed(*modules: str) -> None:
+    """Install the prototypes' libraries into this interpreter when missing."""
+    missing = []
+    for name in modules:
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        print(f"installing {' '.join(missing)} for the prototypes", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=True)
+
+
+def _decoded_size(raw: bytes, encoding: str | None) -> int:
+    if not encoding:
+        return len(raw)
+    body, _cut, _error = decode_content(raw, encoding, MAX_DECODED)
+    return len(body)
+
+
+class AiohttpClient:
+    """aiohttp alone: one session, the crawler's TLS context, no wrapping."""
+
+    def __init__(self, ca_file: Path, address: str, user_agent: str, max_body: int) -> None:
+        import aiohttp
+        from aiohttp.abc import AbstractResolver
+
+        class Static(AbstractResolver):
+            async def resolve(self, host: str, port: int = 0, family: int = 0) -> Any:
+                return [
+                    {"hostname": host, "host": address, "port": port,
+                     "family": socket.AF_INET, "proto": 0, "flags": 0}
+                ]  # fmt: skip
+
+            async def close(self) -> None:
+                return None
+
+        connector = aiohttp.TCPConnector(
+            resolver=Static(), use_dns_cache=False, ssl=client_context(ca_file),
+            limit=256, keepalive_timeout=15,
+        )  # fmt: skip
+        self._session = aiohttp.ClientSession(
+            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
+        )
+        self._headers = {
+            "User-Agent": user_agent,
+            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+            "Accept-Encoding": "gzip, deflate, br",
+        }
+        self._max_body = max_body
+
+    async def fetch(self, url: str) -> tuple[int, int]:
+        async with self._session.get(url, headers=self._headers, allow_redirects=False) as r:
+            chunks: list[bytes] = []
+            size = 0
+            while size < self._max_body:
+                chunk = await r.content.read(min(65536, self._max_body - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            if size >= self._max_body and not r.content.at_eof():
+                r.close()
+            return r.status, _decoded_size(b"".join(chunks), r.headers.get("Content-Encoding"))
+
+    async def close(self) -> None:
+        await self._session.close()
+
+
+class ProtocolClient:
+    """An ``asyncio.Protocol`` per connection, httptools' parser, a keep-alive pool."""
+
+    def __init__(self, ca_file: Path, address: str, user_agent: str, max_body: int) -> None:
+        self._tls = client_context(ca_file)
+        self._address = address
+        self._max_body = max_body
+        self._idle: defaultdict[tuple[str, str, int], list[_LeanConnection]] = defaultdict(list)
+        self._head = (
+            f"User-Agent: {user_agent}\r\n"
+            "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.5\r\n"
+            "Accept-Encoding: gzip, deflate, br\r\n\r\n"
+        )
+
+    async def fetch(self, url: str) -> tuple[int, int]:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+        key = (parts.scheme, host, port)
+        pool = self._idle[key]
+        conn = None
+        while pool:
+            candidate = pool.pop()
+            if not candidate.closed:
+                conn = candidate
+                break
+        if conn is None:
+            loop = asyncio.get_running_loop()
+            _, conn = await loop.create_connection(
+                _LeanConnection, self._address, port,
+                ssl=self._tls if parts.scheme == "https" else None,
+                server_hostname=host if parts.scheme == "https" else None,
+            )  # fmt: skip
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        request = f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n{self._head}"
+        conn.reset(self._max_body)
+        await conn.exchange(request.encode("latin-1"))
+        if not conn.closed:
+            pool.append(conn)
+        encoding = next((v for k, v in conn.headers if k.lower() == "content-encoding"), None)
+        return conn.status or 0, _decoded_size(b"".join(conn.chunks), encoding)
+
+    async def close(self) -> None:
+        for pool in self._idle.values():
+            for conn in pool:
+                if conn.transport is not None:
+                    conn.transport.close()
+
+
+class _Transfer:
+    """What a libcurl transfer has received so far."""
+
+    __slots__ = (
+        "chunks", "cut", "encoding", "headers", "ip", "max_body", "reason", "size", "status",
+        "version",
+    )  # fmt: skip
+
+    def __init__(self, max_body: int) -> None:
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.max_body = max_body
+        self.cut: str | None = None
+        self.encoding: str | None = None
+        self.headers: list[tuple[str, str]] = []
+        self.status: int | None = None
+        self.reason = ""
+        self.version = "1.1"
+        self.ip: str | None = None
+
+    def write(self, data: bytes) -> int | None:
+        room = self.max_body - self.size
+        if len(data) > room:
+            self.chunks.append(data[:room])
+            self.size += room
+            self.cut = "length"
+            return 0  # libcurl aborts the transfer (and closes its connection)
+        self.chunks.append(data)
+        self.size += len(data)
+        return None
+
+    def header(self, line: bytes) -> None:
+        text = line.decode("latin-1").rstrip("\r\n")
+        if text.startswith("HTTP/"):  # a status line: a new response (after a 1xx)
+            version, _, rest = text.partition(" ")
+            code, _, self.reason = rest.partition(" ")
+            self.version = version[5:] or "1.1"
+            self.status = int(code) if code.isdigit() else None
+            self.headers = []
+            self.encoding = None
+            return
+        name, sep, value = text.partition(":")
+        if sep:
+            value = value.strip()
+            self.headers.append((name, value))
+            if name.lower() == "content-encoding":
+                self.encoding = value
+
+
+class CurlClient:
+    """libcurl's multi interface on the event loop (see the module docstring)."""
+
+    def __init__(
+        self,
+        ca_file: Path,
+        address: str,
+        user_agent: str,
+        max_body: int,
+        hosts: list[str],
+        connect_timeout: float = 10,
+        total_timeout: float = 30,
+    ) -> None:
+        import pycurl
+
+        self._pycurl = pycurl
+        self._loop = asyncio.get_running_loop()
+        self._max_body = max_body
+        self._multi = pycurl.CurlMulti()
+        self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
+        self._multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
+        self._share = pycurl.CurlShare()
+        self._share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_SSL_SESSION)
+        self._share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_DNS)
+        self._timer: asyncio.TimerHandle | None = None
+        self._watched: dict[int, int] = {}
+        self._pending: dict[Any, tuple[asyncio.Future[_Transfer], _Transfer]] = {}
+        self._free: list[Any] = []
+        self._headers = [
+            f"User-Agent: {user_agent}",
+            "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+            "Accept-Encoding: gzip, deflate, br",
+        ]
+        self._base = [
+            (pycurl.CAINFO, str(ca_file)),
+            (pycurl.SSL_VERIFYPEER, 1),
+            (pycurl.SSL_VERIFYHOST, 2),
+            (pycurl.SHARE, self._share),
+            (pycurl.NOSIGNAL, 1),
+            (pycurl.FOLLOWLOCATION, 0),
+            (pycurl.CONNECTTIMEOUT_MS, int(connect_timeout * 1000)),
+            (pycurl.TIMEOUT_MS, int(total_timeout * 1000)),
+        ]
+        if hosts:
+            self._base.append((pycurl.RESOLVE, [f"{h}:{address}" for h in hosts]))
+
+    def _handle(self) -> Any:
+        if self._free:
+            return self._free.pop()
+        c = self._pycurl.Curl()
+        for option, value in self._base:
+            c.setopt(option, value)
+        return c
+
+    async def fetch(self, url: str) -> tuple[int, int]:
+        transfer = await self.transfer(url, self._max_body, self._headers)
+        return transfer.status or 0, _decoded_size(b"".join(transfer.chunks), transfer.encoding)
+
+    async def transfer(
+        self, url: str, max_body: int, headers: list[str], resolve: list[str] | None = None
+    ) -> _Transfer:
+        """One GET; raises ``OSError`` (errno and text of libcurl) when it failed
+        before a response, else returns what arrived (``cut`` set when cut)."""
+        pycurl = self._pycurl
+        c = self._handle()
+        transfer = _Transfer(max_body)
+        c.setopt(pycurl.URL, url)
+        c.setopt(pycurl.HTTPHEADER, headers)
+        if resolve:
+            c.setopt(pycurl.RESOLVE, resolve)
+        c.setopt(pycurl.WRITEFUNCTION, transfer.write)
+        c.setopt(pycurl.HEADERFUNCTION, transfer.header)
+        done: asyncio.Future[_Transfer] = self._loop.create_future()
+        self._pending[c] = (done, transfer)
+        self._multi.add_handle(c)
+        return await done
+
+    # -- libcurl's callbacks
+    def _on_socket(self, what: int, fd: int, multi: Any, data: Any) -> None:
+        pycurl, loop = self._pycurl, self._loop
+        old = self._watched.get(fd, 0)
+        if what == pycurl.POLL_REMOVE:
+            if old & pycurl.POLL_IN:
+                loop.remove_reader(fd)
+            if old & pycurl.POLL_OUT:
+                loop.remove_writer(fd)
+            self._watched.pop(fd, None)
+            return
+        if what & pycurl.POLL_IN and not old & pycurl.POLL_IN:
+            loop.add_reader(fd, self._act, fd, pycurl.CSELECT_IN)
+        elif old & pycurl.POLL_IN and not what & pycurl.POLL_IN:
+            loop.remove_reader(fd)
+        if what & pycurl.POLL_OUT and not old & pycurl.POLL_OUT:
+            loop.add_writer(fd, self._act, fd, pycurl.CSELECT_OUT)
+        elif old & pycurl.POLL_OUT and not what & pycurl.POLL_OUT:
+            loop.remove_writer(fd)
+        self._watched[fd] = what
+
+    def _on_timer(self, ms: int) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if ms >= 0:
+            self._timer = self._loop.call_later(ms / 1000, self._act, -1, 0)
+
+    def _act(self, fd: int, events: int) -> None:
+        pycurl = self._pycurl
+        if fd == pycurl.SOCKET_TIMEOUT:
+            self._timer = None
+        while True:
+            ret, _running = self._multi.socket_action(fd, events)
+            if ret != pycurl.E_CALL_MULTI_PERFORM:
+                break
+        while True:
+            queued, ok, failed = self._multi.info_read()
+            for c in ok:
+                self._finish(c, None)
+            for c, errno, message in failed:
+                self._finish(c, (errno, message))
+            if not queued:
+                break
+
+    def _finish(self, c: Any, error: tuple[int, str] | None) -> None:
+        done, transfer = self._pending.pop(c)
+        self._multi.remove_handle(c)
+        transfer.ip = c.getinfo(self._pycurl.PRIMARY_IP) or None
+        self._free.append(c)
+        if error is not None and not (error[0] == self._pycurl.E_WRITE_ERROR and transfer.cut):
+            if transfer.status is None:
+                done.set_exception(OSError(error[0], f"libcurl: {error[1]}"))
+                return
+            transfer.cut = "time" if error[0] == self._pycurl.E_OPERATION_TIMEDOUT else "disconnect"
+        done.set_result(transfer)
+
+    async def close(self) -> None:
+        for c in self._free:
+            c.close()
+        self._multi.close()
+
+
+# -- the lean path in the crawl (``bench_lean_fetch.py``) ------------------------------------
+
+
+class _LeanConnection(asyncio.Protocol):
+    """One HTTP/1.1 connection of the lean path: a request at a time, llhttp parsing,
+    the body kept up to a limit (the rest not read: the connection is then closed)."""
+
+    def __init__(self) -> None:
+        import httptools
+
+        self._parser = httptools.HttpResponseParser(self)
+        self._parse_errors = (httptools.HttpParserError,)
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.idle_since = 0.0
+        self._waiter: asyncio.Future[None] | None = None
+        self.reset(0)
+
+    def reset(self, max_body: int) -> None:
+        self.max_body = max_body
+        self.reason = ""
+        self.headers: list[tuple[str, str]] = []
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.cut: str | None = None
+        self.status: int | None = None
+        self.reusable = True
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._parser.feed_data(data)
+        except self._parse_errors as exc:
+            self._done(ValueError(f"invalid HTTP response: {exc}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._done(exc or ConnectionResetError("connection closed by the server"))
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason.decode("latin-1")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name.decode("latin-1"), value.decode("latin-1")))
+
+    def on_headers_complete(self) -> None:
+        self.status = self._parser.get_status_code()
+
+    def on_body(self, body: bytes) -> None:
+        room = self.max_body - self.size
+        if len(body) > room:
+            if room:
+                self.chunks.append(body[:room])
+                self.size += room
+            self.cut = "length"
+            self.reusable = False
+            self._done(None)
+            return
+        self.chunks.append(body)
+        self.size += len(body)
+
+    def on_message_complete(self) -> None:
+        if not self._parser.should_keep_alive():
+            self.reusable = False
+        self._done(None)
+
+    def exchange(self, request: bytes) -> asyncio.Future[None]:
+        assert self.transport is not None
+        self._waiter = asyncio.get_running_loop().create_future()
+        self.transport.write(request)
+        return self._waiter
+
+    def http_version(self) -> str:
+        return self._parser.get_http_version()
+
+    def _done(self, exc: BaseException | None) -> None:
+        waiter, self._waiter = self._waiter, None
+        if exc is not None or not self.reusable:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+        if waiter is not None and not waiter.done():
+            if exc is None:
+                waiter.set_result(None)
+            else:
+                waiter.set_exception(exc)
+
+
+def install_lean_fetch() -> None:
+    """Replace ``Fetcher._exchange`` by the lean path (``lean_exchange``), for an A/B
+    crawl through ``benchmarks/lean_fetch/sitecustomize.py`` only."""
+    from headway.fetch import client as fc
+
+    fc.Fetcher._exchange = lean_exchange()  # type: ignore[method-assign]
+
+
+def lean_fetcher_class(curl: bool = False) -> type:
+    """``Fetcher`` with the lean path (or the libcurl path), beside the crawler's own in
+    one process."""
+    from headway.fetch.client import Fetcher
+
+    exchange = curl_exchange() if curl else lean_exchange()
+    return type("LeanFetcher", (Fetcher,), {"_exchange": exchange})
+
+
+def lean_exchange() -> Any:
+    """``Fetcher._exchange`` on the lean path: connections resolved through the crawler's
+    resolver (its address guard included), the crawler's TLS context, the request
+    written by hand, the response parsed by llhttp; the total time-out, the body cut and
+    the decoding as in the crawler. Not kept: the header size limits, the read time-out,
+    the proxy."""
+    import time as _time
+
+    from yarl import URL
+
+    from headway.fetch import client as fc
+    from headway.policy.outcome import Outcome, outcome_for_status
+
+    async def connection(self: Any, scheme: str, host: str, port: int) -> _LeanConnection:
+        pools = self.__dict__.setdefault("_lean_pools", {})
+        pool = pools.setdefault((scheme, host, port), [])
+        now = _time.monotonic()
+        while pool:
+            conn = pool.pop()
+            if not conn.closed and now - conn.idle_since < self._config.keepalive:
+                return conn
+            if conn.transport is not None:
+                conn.transport.close()
+        (address, *_) = await self._resolver.resolve(host, port)
+        loop = asyncio.get_running_loop()
+        _, conn = await loop.create_connection(
+            _LeanConnection, address["host"], port,
+            ssl=self._tls if scheme == "https" else None,
+            server_hostname=host if scheme == "https" else None,
+        )  # fmt: skip
+        return conn
+
+    async def exchange(
+        self: Any, url: str, max_body: int, max_decoded: int, extra: Any = ()
+    ) -> Any:
+        started_at = _time.time()
+        t0 = _time.monotonic()
+        target = URL(url)
+        headers = self._planned_headers(target, extra)
+        path = target.raw_path_qs or "/"
+        request = f"GET {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
+        conn: _LeanConnection | None = None
+        sent_at = None
+        try:
+            async with asyncio.timeout(self._config.total_timeout):
+                conn = await connection(self, target.scheme, target.raw_host, target.port)
+                conn.reset(max_body)
+                waiter = conn.exchange((request + "\r\n").encode("latin-1"))
+                sent_at = _time.time()
+                await waiter
+        except (OSError, TimeoutError, ValueError, fc.aiohttp.ClientError) as exc:
+            outcome, error = fc.classify_error(exc)
+            if conn is not None and conn.transport is not None:
+                conn.closed = True
+                conn.transport.close()
+            if conn is None or conn.status is None:
+                return fc.FetchResult(
+                    url=url, started_at=started_at, duration=_time.monotonic() - t0,
+                    outcome=outcome, request_headers=headers, sent_at=sent_at, error=error,
+                )  # fmt: skip
+            conn.cut = "time" if outcome is Outcome.TIMEOUT else "disconnect"
+        else:
+            outcome, error = None, None
+        assert conn is not None and conn.status is not None
+        if not conn.closed:
+            conn.idle_since = _time.monotonic()
+            self.__dict__["_lean_pools"][(target.scheme, target.raw_host, target.port)].append(conn)
+        raw = b"".join(conn.chunks)
+        response_headers = tuple(conn.headers)
+        encoding = next((v for k, v in response_headers if k.lower() == "content-encoding"), None)
+        body, decoded_cut, decode_error = await fc.decode_off_loop(
+            raw, encoding, max_decoded, self._decoder
+        )
+        cut = "decoded-length" if decoded_cut else conn.cut
+        location = next((v for k, v in response_headers if k.lower() == "location"), None)
+        if outcome is None:
+            outcome = outcome_for_status(conn.status, has_location=bool(location))
+        if decode_error is not None and error is None:
+            outcome, error = Outcome.INVALID_RESPONSE, decode_error
+        peer = conn.transport.get_extra_info("peername") if conn.transport else None
+        return fc.FetchResult(
+            url=url, started_at=started_at, duration=_time.monotonic() - t0, outcome=outcome,
+            status=conn.status, reason=conn.reason, http_version=conn.http_version(),
+            request_headers=headers, response_headers=response_headers, raw_body=raw,
+            body=body, truncated=cut, ip=str(peer[0]) if peer else None, sent_at=sent_at,
+            error=error,
+        )  # fmt: skip
+
+    return exchange
+
+
+def install_curl_fetch() -> None:
+    """Replace ``Fetcher._exchange`` by the libcurl path (``curl_exchange``), for an A/B
+    crawl through ``benchmarks/fetch_ab/sitecustomize.py`` only."""
+    from headway.fetch import client as fc
+
+    fc.Fetcher._exchange = curl_exchange()  # type: ignore[method-assign]
+
+
+def curl_exchange() -> Any:
+    """``Fetcher._exchange`` through libcurl (``CurlClient``): the host resolved through
+    the crawler's resolver (its address guard included) and handed to libcurl as a
+    ``CURLOPT_RESOLVE`` entry, TLS verified against the system's authorities and
+    ``ca_file``, sessions shared between transfers; the body cut and the decoding as in
+    the crawler; ``sent_at`` is libcurl's pre-transfer time (an approximation). Not
+    kept: the header size limits, the read time-out, the proxy, the crawler's TLS
+    session counters (the server counts handshakes)."""
+    import time as _time
+
+    from yarl import URL
+
+    from headway.fetch import client as fc
+    from headway.policy.outcome import Outcome, outcome_for_status
+
+    def outcome_of(errno: int, text: str) -> tuple[Outcome, str]:
+        import pycurl
+
+        if errno == pycurl.E_OPERATION_TIMEDOUT:
+            return Outcome.TIMEOUT, text
+        if errno in (pycurl.E_SSL_CONNECT_ERROR, pycurl.E_PEER_FAILED_VERIFICATION):
+            return Outcome.TLS_ERROR, text
+        if errno == pycurl.E_FTP_WEIRD_SERVER_REPLY:  # CURLE_WEIRD_SERVER_REPLY (8)
+            return Outcome.INVALID_RESPONSE, text
+        return Outcome.CONNECTION_ERROR, text
+
+    async def exchange(
+        self: Any, url: str, max_body: int, max_decoded: int, extra: Any = ()
+    ) -> Any:
+        started_at = _time.time()
+        t0 = _time.monotonic()
+        curl = self.__dict__.get("_curl")
+        if curl is None:
+            cfg = self._config
+            curl = self.__dict__["_curl"] = CurlClient(
+                cfg.ca_file or Path("/etc/ssl/certs/ca-certificates.crt"), "", cfg.user_agent,
+                cfg.max_body, [], cfg.connect_timeout, cfg.total_timeout,
+            )  # fmt: skip
+        target = URL(url)
+        headers = self._planned_headers(target, extra)
+        host, port = target.raw_host or "", target.port or 0
+        try:
+            (address, *_) = await self._resolver.resolve(host, port)
+        except OSError as exc:
+            outcome, error = fc.classify_error(exc)
+            return fc.FetchResult(
+                url=url, started_at=started_at, duration=_time.monotonic() - t0,
+                outcome=outcome, request_headers=headers, error=error,
+            )  # fmt: skip
+        lines = [f"{k}: {v}" for k, v in headers]
+        try:
+            entry = f"{host}:{port}:{address['host']}"
+            transfer = await curl.transfer(url, max_body, lines, [entry])
+        except OSError as exc:
+            outcome, error = outcome_of(exc.errno or 0, str(exc))
+            return fc.FetchResult(
+                url=url, started_at=started_at, duration=_time.monotonic() - t0,
+                outcome=outcome, request_headers=headers, error=error,
+            )  # fmt: skip
+        raw = b"".join(transfer.chunks)
+        body, decoded_cut, decode_error = await fc.decode_off_loop(
+            raw, transfer.encoding, max_decoded, self._decoder
+        )
+        cut = "decoded-length" if decoded_cut else transfer.cut
+        response_headers = tuple(transfer.headers)
+        location = next((v for k, v in response_headers if k.lower() == "location"), None)
+        outcome, error = outcome_for_status(transfer.status or 0, has_location=bool(location)), None
+        if decode_error is not None:
+            outcome, error = Outcome.INVALID_RESPONSE, decode_error
+        return fc.FetchResult(
+            url=url, started_at=started_at, duration=_time.monotonic() - t0, outcome=outcome,
+            status=transfer.status, reason=transfer.reason, http_version=transfer.version,
+            request_headers=headers, response_headers=response_headers, raw_body=raw,
+            body=body, truncated=cut, ip=transfer.ip, sent_at=started_at, error=error,
+        )  # fmt: skip
+
+    return exchange
