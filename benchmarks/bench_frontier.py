@@ -12,12 +12,14 @@ to each of ``--sizes`` in turn (default 1 million). At each size it measures:
   bytes per seen URL at 0.1 % error).
 
 Then it reopens the store to time the Bloom filter's load. Usage:
-``python benchmarks/bench_frontier.py [--sizes 1000000,10000000] [--dir D] [--cache-mib N]``.
+``python benchmarks/bench_frontier.py [--sizes 1000000,10000000] [--dir D] [--cache-mib N]
+[--max-queued N]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import resource
 import tempfile
@@ -60,6 +62,11 @@ def main() -> None:
     ap.add_argument(
         "--cache-mib", type=int, default=0, help="SQLite page cache (default: the frontier's)"
     )
+    ap.add_argument(
+        "--max-queued", type=int, default=0,
+        help="URLs queued at most (default: the frontier's, 10 million; past it new URLs "
+        "are seen and shed, not queued)",
+    )  # fmt: skip
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     where = args.dir or Path(tempfile.mkdtemp(prefix="bench-frontier-"))
@@ -67,6 +74,8 @@ def main() -> None:
     # the filter is configured for the largest size (as a crawl of that size would be),
     # and grows 16-fold from 65,536 up to it as the seen set does
     limits = FrontierLimits(bloom_capacity=max(1_000, *sizes, args.bloom_capacity))
+    if args.max_queued:
+        limits = dataclasses.replace(limits, max_queued=args.max_queued)
     cache = {"cache_size_kib": args.cache_mib * 1024} if args.cache_mib else {}
     store = SqliteFrontier(db, limits, node_id="bench", **cache)
 
