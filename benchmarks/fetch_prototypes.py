@@ -1,8 +1,12 @@
 """Prototype HTTP/1.1 clients, for measuring what the fetch stage's client costs per
-fetch (``bench_fetch_tls.py --clients``). Benchmarks only: none of them is part of the
-crawler, and none has the crawler's bounds (header limits, decoded-size caps, the address
-guard, time-outs per phase, send-time politeness); each does what a fetch of a bench page
-needs and no more, so its figure is a lower bound for a client of its kind.
+fetch (``bench_fetch_tls.py --clients``) and in the crawl (``fetch_ab/sitecustomize.py``).
+Benchmarks only: none of them is part of the crawler. The bare clients below have none
+of the crawler's bounds (header limits, decoded-size caps, the address guard, time-outs
+per phase, send-time politeness); each does what a fetch of a bench page needs and no
+more, so its figure is a lower bound for a client of its kind. ``lean_exchange`` and
+``curl_exchange`` (at the end) go further: each replaces ``Fetcher._exchange`` and keeps
+the crawler's resolver and address guard, total time-out, slots, decoding and
+``FetchResult``, but not yet every bound (their docstrings say which are missing).
 
 Every client fetches ``GET url`` over a keep-alive pool, sends the headers the crawler
 sends, verifies TLS against ``ca_file`` with host names checked, keeps at most
@@ -441,7 +445,7 @@ class _LeanConnection(asyncio.Protocol):
 
 def install_lean_fetch() -> None:
     """Replace ``Fetcher._exchange`` by the lean path (``lean_exchange``), for an A/B
-    crawl through ``benchmarks/lean_fetch/sitecustomize.py`` only."""
+    crawl through ``benchmarks/fetch_ab/sitecustomize.py`` only."""
     from headway.fetch import client as fc
 
     fc.Fetcher._exchange = lean_exchange()  # type: ignore[method-assign]

@@ -8,34 +8,55 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.support.redisproc import RedisServer
+import pytest
 
-KEYS = 1_500_000
-STEP = 250_000  # keys a script call writes (each well within redis-cli's 5 s)
-FILL = """for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
-  redis.call('SET', 'key:' .. i, 'a value of some forty bytes, like a record')
-end
-return redis.call('DBSIZE')"""
+from tests.support.redisproc import LOADING_TIMEOUTS, RedisServer
+
+LOADING_REPLY = "LOADING Redis is loading the dataset in memory"
 
 
-def test_a_server_still_loading_its_aof_is_waited_for(tmp_path: Path) -> None:
-    first_run = RedisServer(tmp_path, appendonly=True)
-    first_run.start()
-    try:
-        for first in range(1, KEYS, STEP):
-            last = first + STEP - 1
-            assert first_run.cli("EVAL", FILL, "0", str(first), str(last)) == str(last)
-    finally:
-        first_run.stop()  # a clean stop: the AOF holds every write
-    timeout = 0.2
-    server = RedisServer(tmp_path, port=first_run.port, appendonly=True, timeout=timeout)
+def test_a_server_still_loading_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server answers LOADING (as redis-server does while it reads its AOF) for
+    three start time-outs; starting it waits, then finds it whole. Without the wait it
+    gives up after one time-out and kills the server."""
+    timeout = 0.5
+    loading_for = 3 * timeout
+    assert loading_for < LOADING_TIMEOUTS * timeout
+    real_cli = RedisServer.cli
+    first_ping: list[float] = []
+
+    def cli(self: RedisServer, *args: str) -> str:
+        if args == ("PING",):
+            now = time.monotonic()
+            first_ping.append(now)
+            if now - first_ping[0] < loading_for:
+                return LOADING_REPLY
+        return real_cli(self, *args)
+
+    monkeypatch.setattr(RedisServer, "cli", cli)
+    server = RedisServer(tmp_path, timeout=timeout)
     try:
         started = time.monotonic()
-        server.start()  # the same directory: the same AOF
+        server.start()
         took = time.monotonic() - started
-        # it was loading for longer than the start time-out (which alone gave up) ...
-        assert took > timeout, f"loading {KEYS:,} keys took only {took:.2f} s"
-        # ... and is the whole server once it answers
-        assert server.cli("DBSIZE") == str(KEYS)
+        assert took >= loading_for  # it waited through the loading, past its time-out
+        assert real_cli(server, "SET", "k", "v") == "OK"  # and the server is up
     finally:
         server.stop()
+
+
+def test_a_server_loading_for_ever_is_given_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait is bounded: a server that never stops loading fails the start after
+    ``LOADING_TIMEOUTS`` start time-outs, and is stopped."""
+    timeout = 0.1
+    monkeypatch.setattr(RedisServer, "cli", lambda self, *args: LOADING_REPLY)
+    server = RedisServer(tmp_path, timeout=timeout)
+    started = time.monotonic()
+    with pytest.raises(Exception, match="did not answer in time"):
+        server.start()
+    took = time.monotonic() - started
+    assert LOADING_TIMEOUTS * timeout - 0.1 <= took < LOADING_TIMEOUTS * timeout + 5
