@@ -31,14 +31,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import json
 import pstats
 import ssl
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -96,15 +94,11 @@ async def _client(name: str, ca_file: Path, port: int) -> Any:
     return proto.CurlClient(ca_file, "127.0.0.1", USER_AGENT, MAX_BODY, hosts)
 
 
-def server_counts(scheme: str, port: int) -> tuple[int, int, int]:
+def server_counts(scheme: str, port: int, ca_file: Path) -> tuple[int, int, int]:
     """The server's connections, resumed and full TLS handshakes so far."""
-    from headway.bench.harness import STATS_HOST
+    from headway.bench.harness import server_counts as read
 
-    context = ssl._create_unverified_context()  # the bench reading its own server
-    req = urllib.request.Request(f"{scheme}://127.0.0.1:{port}/", headers={"Host": STATS_HOST})
-    with urllib.request.urlopen(req, timeout=10, context=context) as resp:
-        stats = json.loads(resp.read())
-    return int(stats["connections"]), int(stats.get("resumed", 0)), int(stats.get("full", 0))
+    return read(scheme, port, ssl.create_default_context(cafile=str(ca_file)))
 
 
 async def _fetch_all(
@@ -133,7 +127,7 @@ async def _fetch_all(
                 await asyncio.sleep(0.3)
 
         await asyncio.gather(*(host(own[:3]) for own in urls))  # warms the server
-        conns0, resumed0, full0 = await asyncio.to_thread(server_counts, scheme, port)
+        conns0, resumed0, full0 = await asyncio.to_thread(server_counts, scheme, port, ca_file)
         prof = cProfile.Profile() if profile else None
         cpu0 = time.process_time()
         if prof is not None:
@@ -142,7 +136,7 @@ async def _fetch_all(
         if prof is not None:
             prof.disable()
         spent = time.process_time() - cpu0
-        conns, resumed, full = await asyncio.to_thread(server_counts, scheme, port)
+        conns, resumed, full = await asyncio.to_thread(server_counts, scheme, port, ca_file)
         if prof is not None:
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)
         if len(failed) > HOSTS * PAGES // 20:

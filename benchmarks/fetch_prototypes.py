@@ -34,6 +34,7 @@ import asyncio
 import socket
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,21 @@ def ensure_installed(*modules: str) -> None:
     if missing:
         print(f"installing {' '.join(missing)} for the prototypes", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=True)
+
+
+def request_headers(user_agent: str) -> list[tuple[str, str]]:
+    """The headers the crawler's ``Fetcher`` sends besides ``Host`` (its defaults)."""
+    from headway.fetch.client import FetchConfig
+
+    accept = FetchConfig(user_agent=user_agent).accept
+    encodings = "gzip, deflate, br"
+    return [("User-Agent", user_agent), ("Accept", accept), ("Accept-Encoding", encodings)]
+
+
+def _first(headers: list[tuple[str, str]] | tuple[tuple[str, str], ...], name: str) -> str | None:
+    """The first value of header ``name`` (any case), or None."""
+    lname = name.lower()
+    return next((v for k, v in headers if k.lower() == lname), None)
 
 
 def _decoded_size(raw: bytes, encoding: str | None) -> int:
@@ -89,11 +105,7 @@ class AiohttpClient:
         self._session = aiohttp.ClientSession(
             connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
         )
-        self._headers = {
-            "User-Agent": user_agent,
-            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-            "Accept-Encoding": "gzip, deflate, br",
-        }
+        self._headers = dict(request_headers(user_agent))
         self._max_body = max_body
 
     async def fetch(self, url: str) -> tuple[int, int]:
@@ -121,55 +133,33 @@ class ProtocolClient:
         self._tls = client_context(ca_file)
         self._address = address
         self._max_body = max_body
-        self._idle: defaultdict[tuple[str, str, int], list[_LeanConnection]] = defaultdict(list)
-        self._head = (
-            f"User-Agent: {user_agent}\r\n"
-            "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.5\r\n"
-            "Accept-Encoding: gzip, deflate, br\r\n\r\n"
-        )
+        self._pool = _Pool(keepalive=15.0)
+        self._head = "".join(f"{k}: {v}\r\n" for k, v in request_headers(user_agent)) + "\r\n"
 
     async def fetch(self, url: str) -> tuple[int, int]:
         parts = urlsplit(url)
         host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
         key = (parts.scheme, host, port)
-        pool = self._idle[key]
-        conn = None
-        while pool:
-            candidate = pool.pop()
-            if not candidate.closed:
-                conn = candidate
-                break
-        if conn is None:
-            loop = asyncio.get_running_loop()
-            _, conn = await loop.create_connection(
-                _LeanConnection, self._address, port,
-                ssl=self._tls if parts.scheme == "https" else None,
-                server_hostname=host if parts.scheme == "https" else None,
-            )  # fmt: skip
+        conn = self._pool.take(key) or await _open(key, self._address, self._tls)
         target = parts.path or "/"
         if parts.query:
             target += "?" + parts.query
         request = f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n{self._head}"
         conn.reset(self._max_body)
         await conn.exchange(request.encode("latin-1"))
-        if not conn.closed:
-            pool.append(conn)
-        encoding = next((v for k, v in conn.headers if k.lower() == "content-encoding"), None)
+        self._pool.give(key, conn)
+        encoding = _first(conn.headers, "content-encoding")
         return conn.status or 0, _decoded_size(b"".join(conn.chunks), encoding)
 
     async def close(self) -> None:
-        for pool in self._idle.values():
-            for conn in pool:
-                if conn.transport is not None:
-                    conn.transport.close()
+        self._pool.close()
 
 
 class _Transfer:
     """What a libcurl transfer has received so far."""
 
     __slots__ = (
-        "chunks", "cut", "encoding", "headers", "ip", "max_body", "reason", "size", "status",
-        "version",
+        "chunks", "cut", "headers", "ip", "max_body", "reason", "size", "status", "version",
     )  # fmt: skip
 
     def __init__(self, max_body: int) -> None:
@@ -177,7 +167,6 @@ class _Transfer:
         self.size = 0
         self.max_body = max_body
         self.cut: str | None = None
-        self.encoding: str | None = None
         self.headers: list[tuple[str, str]] = []
         self.status: int | None = None
         self.reason = ""
@@ -203,14 +192,10 @@ class _Transfer:
             self.version = version[5:] or "1.1"
             self.status = int(code) if code.isdigit() else None
             self.headers = []
-            self.encoding = None
             return
         name, sep, value = text.partition(":")
         if sep:
-            value = value.strip()
-            self.headers.append((name, value))
-            if name.lower() == "content-encoding":
-                self.encoding = value
+            self.headers.append((name, value.strip()))
 
 
 class CurlClient:
@@ -241,11 +226,7 @@ class CurlClient:
         self._watched: dict[int, int] = {}
         self._pending: dict[Any, tuple[asyncio.Future[_Transfer], _Transfer]] = {}
         self._free: list[Any] = []
-        self._headers = [
-            f"User-Agent: {user_agent}",
-            "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-            "Accept-Encoding: gzip, deflate, br",
-        ]
+        self._headers = [f"{k}: {v}" for k, v in request_headers(user_agent)]
         self._base = [
             (pycurl.CAINFO, str(ca_file)),
             (pycurl.SSL_VERIFYPEER, 1),
@@ -269,7 +250,8 @@ class CurlClient:
 
     async def fetch(self, url: str) -> tuple[int, int]:
         transfer = await self.transfer(url, self._max_body, self._headers)
-        return transfer.status or 0, _decoded_size(b"".join(transfer.chunks), transfer.encoding)
+        encoding = _first(transfer.headers, "content-encoding")
+        return transfer.status or 0, _decoded_size(b"".join(transfer.chunks), encoding)
 
     async def transfer(
         self, url: str, max_body: int, headers: list[str], resolve: list[str] | None = None
@@ -430,17 +412,105 @@ class _LeanConnection(asyncio.Protocol):
     def http_version(self) -> str:
         return self._parser.get_http_version()
 
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
     def _done(self, exc: BaseException | None) -> None:
         waiter, self._waiter = self._waiter, None
         if exc is not None or not self.reusable:
-            self.closed = True
-            if self.transport is not None:
-                self.transport.close()
+            self.close()
         if waiter is not None and not waiter.done():
             if exc is None:
                 waiter.set_result(None)
             else:
                 waiter.set_exception(exc)
+
+
+Key = tuple[str, str, int]  # scheme, host, port
+
+
+class _Pool:
+    """Idle connections per (scheme, host, port), each kept ``keepalive`` seconds."""
+
+    def __init__(self, keepalive: float) -> None:
+        self._idle: defaultdict[Key, list[_LeanConnection]] = defaultdict(list)
+        self._keepalive = keepalive
+
+    def take(self, key: Key) -> _LeanConnection | None:
+        idle, now = self._idle[key], time.monotonic()
+        while idle:
+            conn = idle.pop()
+            if not conn.closed and now - conn.idle_since < self._keepalive:
+                return conn
+            conn.close()
+        return None
+
+    def give(self, key: Key, conn: _LeanConnection) -> None:
+        if not conn.closed:
+            conn.idle_since = time.monotonic()
+            self._idle[key].append(conn)
+
+    def close(self) -> None:
+        for idle in self._idle.values():
+            for conn in idle:
+                conn.close()
+
+
+async def _open(key: Key, address: str, tls: Any) -> _LeanConnection:
+    """A new connection for ``key`` to ``address`` (TLS for https, named the host)."""
+    scheme, host, port = key
+    _, conn = await asyncio.get_running_loop().create_connection(
+        _LeanConnection, address, port,
+        ssl=tls if scheme == "https" else None,
+        server_hostname=host if scheme == "https" else None,
+    )  # fmt: skip
+    return conn
+
+
+def _failed(
+    url: str, started_at: float, t0: float, outcome: Any, error: str, request: Any,
+    sent_at: float | None = None,
+) -> Any:  # fmt: skip
+    """The ``FetchResult`` of an exchange that got no response."""
+    from headway.fetch.result import FetchResult
+
+    return FetchResult(
+        url=url, started_at=started_at, duration=time.monotonic() - t0, outcome=outcome,
+        request_headers=request, sent_at=sent_at, error=error,
+    )  # fmt: skip
+
+
+async def _answered(
+    fetcher: Any, url: str, started_at: float, t0: float, *, status: int | None, reason: str,
+    version: str, headers: list[tuple[str, str]], request: Any, chunks: list[bytes],
+    cut: str | None, ip: str | None, sent_at: float | None, max_decoded: int,
+    outcome: Any = None, error: str | None = None,
+) -> Any:  # fmt: skip
+    """The ``FetchResult`` of an exchange that got a response, as the crawler's client
+    makes it: the body decoded off the event loop, the outcome from the status."""
+    from headway.fetch.client import decode_off_loop
+    from headway.fetch.result import FetchResult
+    from headway.policy.outcome import Outcome, outcome_for_status
+
+    raw = b"".join(chunks)
+    encoding = _first(headers, "content-encoding")
+    body, decoded_cut, decode_error = await decode_off_loop(
+        raw, encoding, max_decoded, fetcher._decoder
+    )
+    if outcome is None:
+        has_location = bool(_first(headers, "location"))
+        outcome = outcome_for_status(status or 0, has_location=has_location)
+    if decode_error is not None and error is None:
+        outcome, error = Outcome.INVALID_RESPONSE, decode_error
+    return FetchResult(
+        url=url, started_at=started_at, duration=time.monotonic() - t0, outcome=outcome,
+        status=status, reason=reason, http_version=version, request_headers=request,
+        response_headers=tuple(headers), raw_body=raw, body=body,
+        truncated="decoded-length" if decoded_cut else cut, ip=ip, sent_at=sent_at,
+        error=error,
+    )  # fmt: skip
 
 
 def install_lean_fetch() -> None:
@@ -466,86 +536,51 @@ def lean_exchange() -> Any:
     written by hand, the response parsed by llhttp; the total time-out, the body cut and
     the decoding as in the crawler. Not kept: the header size limits, the read time-out,
     the proxy."""
-    import time as _time
-
+    import aiohttp
     from yarl import URL
 
-    from headway.fetch import client as fc
-    from headway.policy.outcome import Outcome, outcome_for_status
-
-    async def connection(self: Any, scheme: str, host: str, port: int) -> _LeanConnection:
-        pools = self.__dict__.setdefault("_lean_pools", {})
-        pool = pools.setdefault((scheme, host, port), [])
-        now = _time.monotonic()
-        while pool:
-            conn = pool.pop()
-            if not conn.closed and now - conn.idle_since < self._config.keepalive:
-                return conn
-            if conn.transport is not None:
-                conn.transport.close()
-        (address, *_) = await self._resolver.resolve(host, port)
-        loop = asyncio.get_running_loop()
-        _, conn = await loop.create_connection(
-            _LeanConnection, address["host"], port,
-            ssl=self._tls if scheme == "https" else None,
-            server_hostname=host if scheme == "https" else None,
-        )  # fmt: skip
-        return conn
+    from headway.fetch.outcomes import classify_error
+    from headway.policy.outcome import Outcome
 
     async def exchange(
         self: Any, url: str, max_body: int, max_decoded: int, extra: Any = ()
     ) -> Any:
-        started_at = _time.time()
-        t0 = _time.monotonic()
+        started_at = time.time()
+        t0 = time.monotonic()
         target = URL(url)
         headers = self._planned_headers(target, extra)
         path = target.raw_path_qs or "/"
         request = f"GET {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
+        pool = self.__dict__.setdefault("_lean_pool", _Pool(self._config.keepalive))
+        key = (target.scheme, target.raw_host or "", target.port or 0)
         conn: _LeanConnection | None = None
         sent_at = None
+        outcome, error = None, None
         try:
             async with asyncio.timeout(self._config.total_timeout):
-                conn = await connection(self, target.scheme, target.raw_host, target.port)
+                conn = pool.take(key)
+                if conn is None:
+                    (address, *_) = await self._resolver.resolve(key[1], key[2])
+                    conn = await _open(key, address["host"], self._tls)
                 conn.reset(max_body)
                 waiter = conn.exchange((request + "\r\n").encode("latin-1"))
-                sent_at = _time.time()
+                sent_at = time.time()
                 await waiter
-        except (OSError, TimeoutError, ValueError, fc.aiohttp.ClientError) as exc:
-            outcome, error = fc.classify_error(exc)
-            if conn is not None and conn.transport is not None:
-                conn.closed = True
-                conn.transport.close()
+        except (OSError, TimeoutError, ValueError, aiohttp.ClientError) as exc:
+            outcome, error = classify_error(exc)
+            if conn is not None:
+                conn.close()
             if conn is None or conn.status is None:
-                return fc.FetchResult(
-                    url=url, started_at=started_at, duration=_time.monotonic() - t0,
-                    outcome=outcome, request_headers=headers, sent_at=sent_at, error=error,
-                )  # fmt: skip
+                return _failed(url, started_at, t0, outcome, error, headers, sent_at)
             conn.cut = "time" if outcome is Outcome.TIMEOUT else "disconnect"
-        else:
-            outcome, error = None, None
         assert conn is not None and conn.status is not None
-        if not conn.closed:
-            conn.idle_since = _time.monotonic()
-            self.__dict__["_lean_pools"][(target.scheme, target.raw_host, target.port)].append(conn)
-        raw = b"".join(conn.chunks)
-        response_headers = tuple(conn.headers)
-        encoding = next((v for k, v in response_headers if k.lower() == "content-encoding"), None)
-        body, decoded_cut, decode_error = await fc.decode_off_loop(
-            raw, encoding, max_decoded, self._decoder
-        )
-        cut = "decoded-length" if decoded_cut else conn.cut
-        location = next((v for k, v in response_headers if k.lower() == "location"), None)
-        if outcome is None:
-            outcome = outcome_for_status(conn.status, has_location=bool(location))
-        if decode_error is not None and error is None:
-            outcome, error = Outcome.INVALID_RESPONSE, decode_error
+        pool.give(key, conn)
         peer = conn.transport.get_extra_info("peername") if conn.transport else None
-        return fc.FetchResult(
-            url=url, started_at=started_at, duration=_time.monotonic() - t0, outcome=outcome,
-            status=conn.status, reason=conn.reason, http_version=conn.http_version(),
-            request_headers=headers, response_headers=response_headers, raw_body=raw,
-            body=body, truncated=cut, ip=str(peer[0]) if peer else None, sent_at=sent_at,
-            error=error,
+        return await _answered(
+            self, url, started_at, t0, status=conn.status, reason=conn.reason,
+            version=conn.http_version(), headers=conn.headers, request=headers,
+            chunks=conn.chunks, cut=conn.cut, ip=str(peer[0]) if peer else None,
+            sent_at=sent_at, max_decoded=max_decoded, outcome=outcome, error=error,
         )  # fmt: skip
 
     return exchange
@@ -567,12 +602,10 @@ def curl_exchange() -> Any:
     the crawler; ``sent_at`` is libcurl's pre-transfer time (an approximation). Not
     kept: the header size limits, the read time-out, the proxy, the crawler's TLS
     session counters (the server counts handshakes)."""
-    import time as _time
-
     from yarl import URL
 
-    from headway.fetch import client as fc
-    from headway.policy.outcome import Outcome, outcome_for_status
+    from headway.fetch.outcomes import classify_error
+    from headway.policy.outcome import Outcome
 
     def outcome_of(errno: int, text: str) -> tuple[Outcome, str]:
         import pycurl
@@ -588,8 +621,8 @@ def curl_exchange() -> Any:
     async def exchange(
         self: Any, url: str, max_body: int, max_decoded: int, extra: Any = ()
     ) -> Any:
-        started_at = _time.time()
-        t0 = _time.monotonic()
+        started_at = time.time()
+        t0 = time.monotonic()
         curl = self.__dict__.get("_curl")
         if curl is None:
             cfg = self._config
@@ -603,36 +636,18 @@ def curl_exchange() -> Any:
         try:
             (address, *_) = await self._resolver.resolve(host, port)
         except OSError as exc:
-            outcome, error = fc.classify_error(exc)
-            return fc.FetchResult(
-                url=url, started_at=started_at, duration=_time.monotonic() - t0,
-                outcome=outcome, request_headers=headers, error=error,
-            )  # fmt: skip
+            return _failed(url, started_at, t0, *classify_error(exc), headers)
         lines = [f"{k}: {v}" for k, v in headers]
         try:
             entry = f"{host}:{port}:{address['host']}"
             transfer = await curl.transfer(url, max_body, lines, [entry])
         except OSError as exc:
-            outcome, error = outcome_of(exc.errno or 0, str(exc))
-            return fc.FetchResult(
-                url=url, started_at=started_at, duration=_time.monotonic() - t0,
-                outcome=outcome, request_headers=headers, error=error,
-            )  # fmt: skip
-        raw = b"".join(transfer.chunks)
-        body, decoded_cut, decode_error = await fc.decode_off_loop(
-            raw, transfer.encoding, max_decoded, self._decoder
-        )
-        cut = "decoded-length" if decoded_cut else transfer.cut
-        response_headers = tuple(transfer.headers)
-        location = next((v for k, v in response_headers if k.lower() == "location"), None)
-        outcome, error = outcome_for_status(transfer.status or 0, has_location=bool(location)), None
-        if decode_error is not None:
-            outcome, error = Outcome.INVALID_RESPONSE, decode_error
-        return fc.FetchResult(
-            url=url, started_at=started_at, duration=_time.monotonic() - t0, outcome=outcome,
-            status=transfer.status, reason=transfer.reason, http_version=transfer.version,
-            request_headers=headers, response_headers=response_headers, raw_body=raw,
-            body=body, truncated=cut, ip=transfer.ip, sent_at=started_at, error=error,
+            return _failed(url, started_at, t0, *outcome_of(exc.errno or 0, str(exc)), headers)
+        return await _answered(
+            self, url, started_at, t0, status=transfer.status, reason=transfer.reason,
+            version=transfer.version, headers=transfer.headers, request=headers,
+            chunks=transfer.chunks, cut=transfer.cut, ip=transfer.ip, sent_at=started_at,
+            max_decoded=max_decoded,
         )  # fmt: skip
 
     return exchange

@@ -64,6 +64,18 @@ SUFFIX = "sim.test"
 WARM_MAX = 4_000
 
 
+def server_counts(
+    scheme: str, port: int, context: ssl.SSLContext | None = None
+) -> tuple[int, int, int]:
+    """A simulated web's connections accepted so far on ``port``, how many of them
+    resumed a TLS session and how many made a full TLS handshake (read from the server
+    itself, through ``STATS_HOST``; that reading's own connection included)."""
+    req = urllib.request.Request(f"{scheme}://127.0.0.1:{port}/", headers={"Host": STATS_HOST})
+    with urllib.request.urlopen(req, timeout=10, context=context) as resp:
+        stats = json.loads(resp.read())
+    return int(stats["connections"]), int(stats.get("resumed", 0)), int(stats.get("full", 0))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -263,12 +275,7 @@ class _Server:
     def connections(self) -> tuple[int, int, int]:
         """Connections accepted so far, how many of them resumed a TLS session and how
         many made a full TLS handshake."""
-        req = urllib.request.Request(
-            f"{self.scheme}://127.0.0.1:{self.port}/", headers={"Host": STATS_HOST}
-        )
-        with urllib.request.urlopen(req, timeout=10, context=self._ctx) as resp:
-            stats = json.loads(resp.read())
-        return int(stats["connections"]), int(stats.get("resumed", 0)), int(stats.get("full", 0))
+        return server_counts(self.scheme, self.port, self._ctx)
 
     def stop(self) -> None:
         self.proc.terminate()
