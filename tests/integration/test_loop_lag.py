@@ -4,7 +4,11 @@ costly page) beside ordinary hosts: the event loop's worst lag, as the crawl its
 measured it (``metrics.jsonl``), stays under ``LAG_BOUND``, and the ordinary hosts are
 crawled at their politeness rate throughout, from the server's own request log. The
 crawl is a process of its own (``headway crawl``), so the server's clock never waits
-for the crawl's event loop or its threads."""
+for the crawl's event loop or its threads; the gaps are read from the kernel's receive
+times (``arrival``), not the handlers' starts, which the server's own work (it streams
+the endless body and the bombs from this process) can delay. (An earlier version read
+the starts with 0.1 s of allowance and once saw two starts 0.07 s apart in a CI run;
+which side was late is not known. The arrival check allows 2 ms.)"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import UA, read_crawl_log
+from tests.integration.helpers import UA, read_crawl_log, short_gap
 from tests.support.argv import headway_argv
 from tests.support.hostile import BOMBS, HostileRequest, HostileSpec, HostileWeb
 
@@ -28,10 +32,6 @@ LAG_BOUND = 0.5
 #: Time a request to an ordinary host may take beyond its gap and a loop lag (its fetch,
 #: the scheduler's turn, a loaded machine).
 GAP_SLACK = 0.35
-#: How much shorter than the gap two requests may look at the server: its clock notes a
-#: request when its own process gets to it, on a loaded machine up to about 0.1 s late
-#: (politeness to the millisecond is tested from the crawler's send times elsewhere).
-SERVER_JITTER = 0.1
 CONTROL_PAGES = 30
 #: Seconds the crawl may take at most (it takes about 10).
 CRAWL_LIMIT = 50
@@ -44,7 +44,7 @@ def last_metrics(out: Path) -> dict[str, Any]:
 
 
 def host_requests(log: list[HostileRequest], name: str) -> list[HostileRequest]:
-    return sorted((r for r in log if r.host.startswith(f"{name}.")), key=lambda r: r.start)
+    return sorted((r for r in log if r.host.startswith(f"{name}.")), key=lambda r: r.arrival)
 
 
 def outcomes(log: list[dict[str, Any]], name: str, path: str = "/") -> list[tuple[Any, ...]]:
@@ -120,7 +120,7 @@ async def test_hostile_load_keeps_the_loop_responsive(tmp_path: Path) -> None:
     # and never a longer pause than the gap, a loop lag and the slack, from the time
     # the home page's links were known until the last page
     attacks = [
-        r.start
+        r.arrival
         for name in (*BOMBS, "endless", "slow", "deep")
         for r in host_requests(web.log, name)
         if r.path == "/"
@@ -129,10 +129,10 @@ async def test_hostile_load_keeps_the_loop_responsive(tmp_path: Path) -> None:
         reqs = host_requests(web.log, name)
         pages = [r for r in reqs if r.path.startswith("/p/")]
         assert len(pages) == CONTROL_PAGES - 1, name
-        gaps = [b.start - a.start for a, b in itertools.pairwise(reqs)]
-        assert min(gaps) >= DELAY - SERVER_JITTER, (name, min(gaps))
-        page_gaps = [b.start - a.start for a, b in itertools.pairwise(pages)]
+        short = [short_gap(a, b, DELAY) for a, b in itertools.pairwise(reqs)]
+        assert not any(short), (name, short)
+        page_gaps = [b.arrival - a.arrival for a, b in itertools.pairwise(pages)]
         assert max(page_gaps) <= DELAY + LAG_BOUND + GAP_SLACK, (name, max(page_gaps))
-        assert reqs[0].start < min(attacks) and max(attacks) < pages[-1].start, (
+        assert reqs[0].arrival < min(attacks) and max(attacks) < pages[-1].arrival, (
             "the attacks came while the host was crawled"
         )
