@@ -11,7 +11,10 @@ to each of ``--sizes`` in turn (default 1 million). At each size it measures:
   current and peak RSS (the in-memory Bloom filter is the part that grows: about 1.8
   bytes per seen URL at 0.1 % error).
 
-Then it reopens the store to time the Bloom filter's load. Usage:
+Then it reopens the store to time the Bloom filter's load. A fill to 100 million takes
+hours: with ``--dir`` the run notes its place in ``fill.json`` there (every million URLs
+and after each size), and the same command run again on that directory goes on from it
+(the URLs admitted after the last note are admitted again and found seen). Usage:
 ``python benchmarks/bench_frontier.py [--sizes 1000000,10000000] [--dir D] [--cache-mib N]
 [--max-queued N]``.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import json
 import resource
 import tempfile
 import time
@@ -40,6 +44,17 @@ def make(i: int, hosts: int, salt: str = "") -> UrlEntry:
     host = f"host{h}.example"
     url = f"https://{host}/section/{i // hosts}/page-{i}{salt}.html"
     return UrlEntry(url=url, host=host, depth=1 + i % 4, priority=i % 7, fp=fp_of(url))
+
+
+#: URLs admitted between two notes of the fill's place
+NOTE_EVERY = 1_000_000
+
+
+def note_place(where: Path, done: int, now: float, salt: int) -> None:
+    """Note how far the fill got (``fill.json``; written whole, then renamed)."""
+    tmp = where / "fill.json.tmp"
+    tmp.write_text(json.dumps({"done": done, "now": now, "salt": salt}))
+    tmp.replace(where / "fill.json")
 
 
 def rss_mib() -> tuple[float, float]:
@@ -82,7 +97,14 @@ def main() -> None:
     done = 0
     now = 1.0
     salt = 0
+    place = where / "fill.json"
+    if place.exists():
+        noted = json.loads(place.read_text())
+        done, now, salt = int(noted["done"]), float(noted["now"]), int(noted["salt"])
+        print(f"going on from {done:,} URLs admitted ({place})", flush=True)
     for size in sizes:
+        if size <= done:
+            continue  # measured by an earlier run on this directory
         start = time.perf_counter()
         probe_from = max(done, size - args.probe)
         t0 = c0 = 0.0
@@ -90,6 +112,9 @@ def main() -> None:
             if first >= probe_from and not t0:
                 t0, c0 = time.perf_counter(), time.process_time()
             store.add([make(i, args.hosts) for i in range(first, min(size, first + args.batch))], 0)
+            after = first + args.batch
+            if args.dir and after < size and first // NOTE_EVERY != after // NOTE_EVERY:
+                note_place(where, after, now, salt)
         add_s, add_cpu = time.perf_counter() - t0, time.process_time() - c0
         probed = size - probe_from
         fill_s = time.perf_counter() - start
@@ -127,6 +152,8 @@ def main() -> None:
             f" {peak:,.0f}); seen {counts.seen:,}, queued {counts.queued:,}",
             flush=True,
         )
+        if args.dir:
+            note_place(where, done, now, salt)
     counts = store.counts()
     store.close()
     t0 = time.perf_counter()
