@@ -15,11 +15,11 @@ after the other (compare within a run). ``--profile`` adds a ``cProfile`` of the
 runs with a new connection per fetch (the functions that cost most, by own time).
 
 The clients: ``headway`` is the crawler's ``Fetcher`` (``headway.fetch.client``: TLS
-verification on, sessions resumed); ``lean`` and ``lean-curl`` are that ``Fetcher`` with
-a prototype exchange of ``fetch_prototypes.py`` (asyncio protocols and llhttp; libcurl's
-multi interface); ``aiohttp``, ``protocol`` and ``curl`` are the bare prototype clients of
-that module, without the crawler's ``FetchResult``. pycurl and httptools are installed
-on demand for them.
+verification on, sessions resumed); ``lean`` is that ``Fetcher`` with the prototype
+exchange of ``fetch_prototypes.py`` (asyncio protocols and llhttp); ``lean-curl`` is the
+crawler's libcurl client (``headway.fetch.curl``); ``aiohttp``, ``protocol`` and ``curl``
+are the bare prototype clients of that module, without the crawler's ``FetchResult``.
+pycurl and httptools are installed on demand for them.
 
 Also, by the ``ssl`` module alone: the cost of taking a connection's session
 (``SSLObject.session``) and of offering one to a new connection (``wrap_bio(...,

@@ -3,10 +3,11 @@ fetch (``bench_fetch_tls.py --clients``) and in the crawl (``fetch_ab/sitecustom
 Benchmarks only: none of them is part of the crawler. The bare clients below have none
 of the crawler's bounds (header limits, decoded-size caps, the address guard, time-outs
 per phase, send-time politeness); each does what a fetch of a bench page needs and no
-more, so its figure is a lower bound for a client of its kind. ``lean_exchange`` and
-``curl_exchange`` (at the end) go further: each replaces ``Fetcher._exchange`` and keeps
-the crawler's resolver and address guard, total time-out, slots, decoding and
-``FetchResult``, but not yet every bound (their docstrings say which are missing).
+more, so its figure is a lower bound for a client of its kind. ``lean_exchange`` (at the
+end) goes further: it replaces ``Fetcher._exchange`` and keeps the crawler's resolver
+and address guard, total time-out, slots, decoding and ``FetchResult``, but not every
+bound (its docstring says which are missing). The libcurl exchange that stood beside it
+became the crawler's libcurl client (``headway.fetch.curl``, ``--http-client curl``).
 
 Every client fetches ``GET url`` over a keep-alive pool, sends the headers the crawler
 sends, verifies TLS against ``ca_file`` with host names checked, keeps at most
@@ -213,17 +214,15 @@ class CurlClient:
     ) -> None:
         import pycurl
 
+        from headway.fetch.curl import CurlLoop
+
         self._pycurl = pycurl
         self._loop = asyncio.get_running_loop()
         self._max_body = max_body
-        self._multi = pycurl.CurlMulti()
-        self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
-        self._multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
+        self._curl = CurlLoop(self._loop, self._finish)
         self._share = pycurl.CurlShare()
         self._share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_SSL_SESSION)
         self._share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_DNS)
-        self._timer: asyncio.TimerHandle | None = None
-        self._watched: dict[int, int] = {}
         self._pending: dict[Any, tuple[asyncio.Future[_Transfer], _Transfer]] = {}
         self._free: list[Any] = []
         self._headers = [f"{k}: {v}" for k, v in request_headers(user_agent)]
@@ -269,57 +268,11 @@ class CurlClient:
         c.setopt(pycurl.HEADERFUNCTION, transfer.header)
         done: asyncio.Future[_Transfer] = self._loop.create_future()
         self._pending[c] = (done, transfer)
-        self._multi.add_handle(c)
+        self._curl.multi.add_handle(c)
         return await done
-
-    # -- libcurl's callbacks
-    def _on_socket(self, what: int, fd: int, multi: Any, data: Any) -> None:
-        pycurl, loop = self._pycurl, self._loop
-        old = self._watched.get(fd, 0)
-        if what == pycurl.POLL_REMOVE:
-            if old & pycurl.POLL_IN:
-                loop.remove_reader(fd)
-            if old & pycurl.POLL_OUT:
-                loop.remove_writer(fd)
-            self._watched.pop(fd, None)
-            return
-        if what & pycurl.POLL_IN and not old & pycurl.POLL_IN:
-            loop.add_reader(fd, self._act, fd, pycurl.CSELECT_IN)
-        elif old & pycurl.POLL_IN and not what & pycurl.POLL_IN:
-            loop.remove_reader(fd)
-        if what & pycurl.POLL_OUT and not old & pycurl.POLL_OUT:
-            loop.add_writer(fd, self._act, fd, pycurl.CSELECT_OUT)
-        elif old & pycurl.POLL_OUT and not what & pycurl.POLL_OUT:
-            loop.remove_writer(fd)
-        self._watched[fd] = what
-
-    def _on_timer(self, ms: int) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if ms >= 0:
-            self._timer = self._loop.call_later(ms / 1000, self._act, -1, 0)
-
-    def _act(self, fd: int, events: int) -> None:
-        pycurl = self._pycurl
-        if fd == pycurl.SOCKET_TIMEOUT:
-            self._timer = None
-        while True:
-            ret, _running = self._multi.socket_action(fd, events)
-            if ret != pycurl.E_CALL_MULTI_PERFORM:
-                break
-        while True:
-            queued, ok, failed = self._multi.info_read()
-            for c in ok:
-                self._finish(c, None)
-            for c, errno, message in failed:
-                self._finish(c, (errno, message))
-            if not queued:
-                break
 
     def _finish(self, c: Any, error: tuple[int, str] | None) -> None:
         done, transfer = self._pending.pop(c)
-        self._multi.remove_handle(c)
         transfer.ip = c.getinfo(self._pycurl.PRIMARY_IP) or None
         self._free.append(c)
         if error is not None and not (error[0] == self._pycurl.E_WRITE_ERROR and transfer.cut):
@@ -332,7 +285,7 @@ class CurlClient:
     async def close(self) -> None:
         for c in self._free:
             c.close()
-        self._multi.close()
+        self._curl.close()
 
 
 # -- the lean path in the crawl (``bench_lean_fetch.py``) ------------------------------------
@@ -522,12 +475,16 @@ def install_lean_fetch() -> None:
 
 
 def lean_fetcher_class(curl: bool = False) -> type:
-    """``Fetcher`` with the lean path (or the libcurl path), beside the crawler's own in
-    one process."""
+    """``Fetcher`` with the lean path, beside the crawler's own in one process; with
+    ``curl``, the crawler's libcurl client (``headway.fetch.curl``, which the libcurl
+    prototype that stood here became)."""
     from headway.fetch.client import Fetcher
 
-    exchange = curl_exchange() if curl else lean_exchange()
-    return type("LeanFetcher", (Fetcher,), {"_exchange": exchange})
+    if curl:
+        from headway.fetch.curl import CurlFetcher
+
+        return CurlFetcher
+    return type("LeanFetcher", (Fetcher,), {"_exchange": lean_exchange()})
 
 
 def lean_exchange() -> Any:
@@ -581,73 +538,6 @@ def lean_exchange() -> Any:
             version=conn.http_version(), headers=conn.headers, request=headers,
             chunks=conn.chunks, cut=conn.cut, ip=str(peer[0]) if peer else None,
             sent_at=sent_at, max_decoded=max_decoded, outcome=outcome, error=error,
-        )  # fmt: skip
-
-    return exchange
-
-
-def install_curl_fetch() -> None:
-    """Replace ``Fetcher._exchange`` by the libcurl path (``curl_exchange``), for an A/B
-    crawl through ``benchmarks/fetch_ab/sitecustomize.py`` only."""
-    from headway.fetch import client as fc
-
-    fc.Fetcher._exchange = curl_exchange()  # type: ignore[method-assign]
-
-
-def curl_exchange() -> Any:
-    """``Fetcher._exchange`` through libcurl (``CurlClient``): the host resolved through
-    the crawler's resolver (its address guard included) and handed to libcurl as a
-    ``CURLOPT_RESOLVE`` entry, TLS verified against the system's authorities and
-    ``ca_file``, sessions shared between transfers; the body cut and the decoding as in
-    the crawler; ``sent_at`` is libcurl's pre-transfer time (an approximation). Not
-    kept: the header size limits, the read time-out, the proxy, the crawler's TLS
-    session counters (the server counts handshakes)."""
-    from yarl import URL
-
-    from headway.fetch.outcomes import classify_error
-    from headway.policy.outcome import Outcome
-
-    def outcome_of(errno: int, text: str) -> tuple[Outcome, str]:
-        import pycurl
-
-        if errno == pycurl.E_OPERATION_TIMEDOUT:
-            return Outcome.TIMEOUT, text
-        if errno in (pycurl.E_SSL_CONNECT_ERROR, pycurl.E_PEER_FAILED_VERIFICATION):
-            return Outcome.TLS_ERROR, text
-        if errno == pycurl.E_FTP_WEIRD_SERVER_REPLY:  # CURLE_WEIRD_SERVER_REPLY (8)
-            return Outcome.INVALID_RESPONSE, text
-        return Outcome.CONNECTION_ERROR, text
-
-    async def exchange(
-        self: Any, url: str, max_body: int, max_decoded: int, extra: Any = ()
-    ) -> Any:
-        started_at = time.time()
-        t0 = time.monotonic()
-        curl = self.__dict__.get("_curl")
-        if curl is None:
-            cfg = self._config
-            curl = self.__dict__["_curl"] = CurlClient(
-                cfg.ca_file or Path("/etc/ssl/certs/ca-certificates.crt"), "", cfg.user_agent,
-                cfg.max_body, [], cfg.connect_timeout, cfg.total_timeout,
-            )  # fmt: skip
-        target = URL(url)
-        headers = self._planned_headers(target, extra)
-        host, port = target.raw_host or "", target.port or 0
-        try:
-            (address, *_) = await self._resolver.resolve(host, port)
-        except OSError as exc:
-            return _failed(url, started_at, t0, *classify_error(exc), headers)
-        lines = [f"{k}: {v}" for k, v in headers]
-        try:
-            entry = f"{host}:{port}:{address['host']}"
-            transfer = await curl.transfer(url, max_body, lines, [entry])
-        except OSError as exc:
-            return _failed(url, started_at, t0, *outcome_of(exc.errno or 0, str(exc)), headers)
-        return await _answered(
-            self, url, started_at, t0, status=transfer.status, reason=transfer.reason,
-            version=transfer.version, headers=transfer.headers, request=headers,
-            chunks=transfer.chunks, cut=transfer.cut, ip=transfer.ip, sent_at=started_at,
-            max_decoded=max_decoded,
         )  # fmt: skip
 
     return exchange

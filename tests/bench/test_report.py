@@ -10,8 +10,10 @@ from headway.bench.harness import BenchCase, BenchResult
 from headway.bench.report import report_lines
 
 
-def _result(gap: float, ms_per_page: float, round_: int = 0) -> BenchResult:
-    case = BenchCase("http", gap, 1, 2, 3, 3, 1, 1, 10.0, round=round_)
+def _result(
+    gap: float, ms_per_page: float, round_: int = 0, client: str = "aiohttp"
+) -> BenchResult:
+    case = BenchCase("http", gap, 1, 2, 3, 3, 1, 1, 10.0, round=round_, client=client)
     # all-in CPU per page = crawl_cpu / pages; steady from the progress samples
     progress = ((0.5, 10), (1.0, 100), (2.0, 100 + int(1000 / ms_per_page)))
     return BenchResult(case, pages=1000, crawl_cpu=ms_per_page, progress=progress)
@@ -37,6 +39,22 @@ def test_repeated_rounds_give_the_median_and_every_round() -> None:
     # every run has its row, numbered by round
     rows = [line.split()[4] for line in lines if re.match(r"http gap 1s 1x #\d +1000 ", line)]
     assert rows == ["#1", "#2", "#3"]
+
+
+def test_a_second_client_is_compared_with_aiohttp_in_the_same_case() -> None:
+    """``--http-client aiohttp curl``: one ratio per case, aiohttp's CPU per page over
+    libcurl's; the gap ratio stays the default client's."""
+    results = [_result(0.0, 2.0), _result(0.0, 1.6, client="curl")]
+    results += [_result(1.0, 2.2), _result(1.0, 2.0, client="curl")]
+    lines = report_lines(results)
+    clients = [line.split(";")[0] for line in lines if line.startswith("aiohttp / curl")]
+    assert clients == [
+        "aiohttp / curl (http gap 0s 1x): CPU per page 1.25x (steady 1.25x)",
+        "aiohttp / curl (http gap 1s 1x): CPU per page 1.10x (steady 1.10x)",
+    ]
+    gaps = [line for line in lines if line.startswith("gap 1s / no gap")]
+    assert gaps == ["gap 1s / no gap (http 1x): CPU per page 1.10x (steady 1.10x)"]
+    assert any(line.startswith("http gap 1s 1x curl ") for line in lines)
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,7 @@
 """A small aiohttp server on 127.0.0.1 for the fetch tests, and a Fetcher pointed at it
-through a made-up host name (``site-a.test``) by a resolve override."""
+through a made-up host name (``site-a.test``) by a resolve override. Every test of this
+package runs once with each HTTP client (``http_client``: aiohttp, and libcurl where
+pycurl is installed); ``make_config`` names the client of the running test."""
 
 from __future__ import annotations
 
@@ -16,6 +18,10 @@ import pytest
 from aiohttp import web
 
 from headway.fetch.client import FetchConfig, Fetcher
+from headway.fetch.clients import open_fetcher
+from tests.support.httpclients import CLIENT, http_client
+
+__all__ = ["http_client"]  # every test of the package runs with each client
 
 HTML = b"<!doctype html><html><head><title>A</title></head><body>" + b"<p>hello</p>" * 200
 BIG = 2 * 1024 * 1024
@@ -195,6 +201,7 @@ def make_config(**overrides: object) -> FetchConfig:
         "connect_timeout": 2.0,
         "read_timeout": 2.0,
         "total_timeout": 3.0,
+        "client": CLIENT[0],
     }
     settings.update(overrides)
     return FetchConfig(**settings)  # type: ignore[arg-type]
@@ -202,7 +209,7 @@ def make_config(**overrides: object) -> FetchConfig:
 
 @pytest.fixture
 async def fetcher() -> AsyncIterator[Fetcher]:
-    async with Fetcher(make_config()) as f:
+    async with open_fetcher(make_config()) as f:
         yield f
 
 

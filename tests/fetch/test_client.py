@@ -1,4 +1,5 @@
-"""Fetcher against a local server: decoding, limits, redirects, failures as outcomes."""
+"""Fetcher against a local server: decoding, limits, redirects, failures as outcomes;
+every test runs with each HTTP client (``conftest.http_client``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from headway.fetch.client import Fetcher, robots_redirect_target
+from headway.fetch.clients import open_fetcher
 from headway.policy.outcome import Outcome
 from tests.fetch.conftest import BIG, HTML, USER_AGENT, Server, echo_headers, make_config
 
@@ -42,7 +44,7 @@ async def test_request_headers_as_sent(server: Server, fetcher: Fetcher) -> None
 
 
 async def test_accept_language_sent_when_set(server: Server) -> None:
-    async with Fetcher(make_config(accept_language="fr, en;q=0.5")) as f:
+    async with open_fetcher(make_config(accept_language="fr, en;q=0.5")) as f:
         r = await f.fetch(server.url("/echo"))
     assert echo_headers(r.body)["accept-language"] == "fr, en;q=0.5"
 
@@ -77,7 +79,7 @@ async def test_corrupt_encoding_is_invalid_response(server: Server, fetcher: Fet
 
 @pytest.mark.parametrize("path", ["/big", "/big-chunked"])
 async def test_body_cut_at_max_body(server: Server, path: str) -> None:
-    async with Fetcher(make_config(max_body=100_000)) as f:
+    async with open_fetcher(make_config(max_body=100_000)) as f:
         r = await f.fetch(server.url(path))
         assert r.outcome is Outcome.OK
         assert len(r.raw_body) == 100_000 and r.truncated == "length"
@@ -88,7 +90,7 @@ async def test_body_cut_at_max_body(server: Server, path: str) -> None:
 
 
 async def test_connections_reused_except_after_a_cut(server: Server) -> None:
-    async with Fetcher(make_config(max_body=len(HTML))) as f:
+    async with open_fetcher(make_config(max_body=len(HTML))) as f:
         results = [await f.fetch(server.url(p)) for p in ("/page", "/page", "/big", "/page")]
     assert [r.truncated for r in results] == [None, None, "length", None]
     a, b, c, d = server.peer_ports
@@ -97,19 +99,19 @@ async def test_connections_reused_except_after_a_cut(server: Server) -> None:
 
 
 async def test_body_exactly_at_limit_is_not_truncated(server: Server) -> None:
-    async with Fetcher(make_config(max_body=len(HTML))) as f:
+    async with open_fetcher(make_config(max_body=len(HTML))) as f:
         r = await f.fetch(server.url("/page"))
     assert r.body == HTML and r.truncated is None
 
 
 async def test_a_document_has_its_own_size_limit_raw_and_decoded(server: Server) -> None:
     config = make_config(max_body=100_000, max_decoded=8_000_000, max_document=3_000_000)
-    async with Fetcher(config) as f:
+    async with open_fetcher(config) as f:
         page = await f.fetch(server.url("/big"))
         doc = await f.fetch_document(server.url("/big"))
         # the document limit also caps what a Content-Encoding inflates to
         bomb = await f.fetch_document(server.url("/bomb"))
-        small = Fetcher(make_config(max_body=4_000_000, max_document=1_500_000))
+        small = open_fetcher(make_config(max_body=4_000_000, max_document=1_500_000))
         async with small as g:
             cut = await g.fetch_document(server.url("/big"))
     assert len(page.raw_body) == 100_000 and page.truncated == "length"
@@ -119,7 +121,7 @@ async def test_a_document_has_its_own_size_limit_raw_and_decoded(server: Server)
 
 
 async def test_decompression_bomb_capped(server: Server) -> None:
-    async with Fetcher(make_config(max_decoded=1_000_000)) as f:
+    async with open_fetcher(make_config(max_decoded=1_000_000)) as f:
         r = await f.fetch(server.url("/bomb"))
     assert r.outcome is Outcome.OK
     assert len(r.body) == 1_000_000 and r.truncated == "decoded-length"
@@ -183,13 +185,13 @@ async def test_no_silent_second_request_on_a_reset_connection(
 
 
 async def test_robots_body_capped(server: Server) -> None:
-    async with Fetcher(make_config(max_robots=1000)) as f:
+    async with open_fetcher(make_config(max_robots=1000)) as f:
         r = await f.fetch_robots(server.url("/big"))
     assert len(r.raw_body) == 1000 and r.truncated == "length"
 
 
 async def test_total_timeout(server: Server) -> None:
-    async with Fetcher(make_config(total_timeout=0.5)) as f:
+    async with open_fetcher(make_config(total_timeout=0.5)) as f:
         t0 = time.monotonic()
         r = await f.fetch(server.url("/sleep"))
         elapsed = time.monotonic() - t0
@@ -199,10 +201,19 @@ async def test_total_timeout(server: Server) -> None:
 
 
 async def test_read_timeout_mid_body_keeps_partial_body(server: Server) -> None:
-    async with Fetcher(make_config(read_timeout=0.3)) as f:
+    async with open_fetcher(make_config(read_timeout=0.3)) as f:
         r = await f.fetch(server.url("/slow-body"))
     assert r.outcome is Outcome.TIMEOUT and r.status == 200
     assert r.raw_body == b"<html>first part" and r.truncated == "time"
+    assert r.duration < 2.0  # the read time-out (0.3 s) ended it, not the total (3 s)
+
+
+async def test_read_timeout_before_the_response(server: Server) -> None:
+    """A server that takes the request and says nothing: the read time-out ends it."""
+    async with open_fetcher(make_config(read_timeout=0.3)) as f:
+        r = await f.fetch(server.url("/sleep"))
+    assert r.outcome is Outcome.TIMEOUT and r.status is None and r.sent_at is not None
+    assert r.duration < 2.0  # the read time-out (0.3 s), not the total (3 s)
 
 
 def _closed_port() -> int:
@@ -222,7 +233,7 @@ async def test_unknown_host_is_dns_error(fetcher: Fetcher) -> None:
 
 
 async def test_loopback_refused_by_guard(server: Server) -> None:
-    async with Fetcher(make_config(allow_loopback=False)) as f:
+    async with open_fetcher(make_config(allow_loopback=False)) as f:
         named = await f.fetch(server.url("/page"))
         literal = await f.fetch(f"http://127.0.0.1:{server.port}/page")
         mapped = await f.fetch(f"http://[::ffff:127.0.0.1]:{server.port}/page")
@@ -235,7 +246,7 @@ async def test_loopback_refused_by_guard(server: Server) -> None:
 
 async def test_wildcard_override(server: Server) -> None:
     config = make_config(resolve={"*.sim.test": "127.0.0.1"})
-    async with Fetcher(config) as f:
+    async with open_fetcher(config) as f:
         deep = await f.fetch(server.url("/page", host="www.a.sim.test"))
         bare = await f.fetch(server.url("/page", host="sim.test"))
     assert deep.outcome is Outcome.OK and deep.body == HTML

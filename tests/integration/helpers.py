@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from headway.fetch.client import Fetcher
+from headway.fetch.client import FetchConfig, Fetcher
+from headway.fetch.clients import fetcher_class
 from headway.fetch.result import FetchResult, Headers
 from headway.runtime import node as node_module
 from headway.settings import Settings, build_settings
@@ -152,15 +153,29 @@ def record_sends(monkeypatch: pytest.MonkeyPatch) -> Sends:
             sends[((parts.hostname or "").lower(), path or "/")].append(res.sent_at)
         return res
 
-    class RecordingFetcher(Fetcher):
+    class Recording(Fetcher):
         async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
             return note(url, await super().fetch(url, extra_headers))
 
         async def fetch_robots(self, url: str) -> FetchResult:
             return note(url, await super().fetch_robots(url))
 
-    monkeypatch.setattr(node_module, "Fetcher", RecordingFetcher)
+    with_fetcher_mixin(monkeypatch, Recording)
     return sends
+
+
+def with_fetcher_mixin(monkeypatch: pytest.MonkeyPatch, mixin: type[Fetcher]) -> None:
+    """Make the crawls of this test fetch with ``mixin`` (a ``Fetcher`` subclass that
+    overrides methods and calls ``super()``) over whichever client their settings choose
+    (``fetch.http_client``)."""
+
+    def opened(config: FetchConfig) -> Fetcher:
+        client = fetcher_class(config.client)
+        mixed = type(f"{mixin.__name__}{client.__name__}", (mixin, client), {})
+        fetcher: Fetcher = mixed(config)
+        return fetcher
+
+    monkeypatch.setattr(node_module, "open_fetcher", opened)
 
 
 def politeness_violations(

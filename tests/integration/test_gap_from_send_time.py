@@ -3,7 +3,8 @@
 Loopback connects at once, so here the first page request to each host is held back
 0.4 s after it was scheduled (a slow connection set-up); the next request, on the kept
 connection, goes out at once. The times the request headers left (as the fetcher reports
-them, the same clock the scheduler reads) must still be at least the delay apart.
+them, the same clock the scheduler reads) must still be at least the delay apart, with
+each HTTP client.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ import pytest
 
 from headway.fetch.client import Fetcher
 from headway.fetch.result import FetchResult, Headers
-from headway.runtime import node as node_module
 from headway.runtime.node import Node
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
-from tests.integration.helpers import crawl_settings, page_requests
+from tests.integration.helpers import crawl_settings, page_requests, with_fetcher_mixin
 
 pytestmark = pytest.mark.slow
 
@@ -54,14 +54,17 @@ def _record(res: FetchResult) -> FetchResult:
     return res
 
 
+@pytest.mark.parametrize("client", ["aiohttp", "curl"])
 async def test_gap_is_measured_from_the_send_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, client: str
 ) -> None:
-    monkeypatch.setattr(node_module, "Fetcher", SlowFirstConnect)
+    if client == "curl":
+        pytest.importorskip("pycurl")
+    with_fetcher_mixin(monkeypatch, SlowFirstConnect)
     SENT.clear()
     spec = SimWebSpec(hosts=2, host_spec=HostSpec(pages=3, links_per_page=3), cross_links=0.0)
     async with SimWeb(spec) as web:
-        settings = crawl_settings(tmp_path / "c", delay=DELAY, max_duration=60)
+        settings = crawl_settings(tmp_path / "c", delay=DELAY, max_duration=60, http_client=client)
         summary = await Node(settings, web.seeds()).run()
         assert summary.stopped_by == "finished"
         assert len(page_requests(web.log)) >= 6

@@ -1,5 +1,6 @@
 """HTTPS: the simulated web over TLS with a certificate made here, trusted through
-``ca_file``; verification on by default; one TLS handshake per host, not per page."""
+``ca_file``; verification on by default; one TLS handshake per host, not per page. Each
+test runs with each HTTP client (``http_client``; libcurl's where pycurl is installed)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ from pathlib import Path
 import pytest
 
 from headway.errors import ConfigError
-from headway.fetch.client import FetchConfig, Fetcher
+from headway.fetch.client import FetchConfig
+from headway.fetch.clients import open_fetcher
 from headway.policy.outcome import Outcome
 from headway.runtime.node import Node
 from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
 from headway.testing.tls import SimPki, make_test_pki, server_context
 from tests.integration.helpers import UA, crawl_settings
+from tests.support.httpclients import CLIENT, http_client
+
+__all__ = ["http_client"]  # every test runs with each client
 
 SUFFIX = "sim.test"
 RESOLVE = {f"*.{SUFFIX}": "127.0.0.1"}
@@ -34,7 +39,9 @@ def tls_web(pki: SimPki, hosts: int, pages: int) -> SimWeb:
 
 
 def config(ca_file: Path | None) -> FetchConfig:
-    return FetchConfig(user_agent=UA, allow_loopback=True, resolve=RESOLVE, ca_file=ca_file)
+    return FetchConfig(
+        user_agent=UA, allow_loopback=True, resolve=RESOLVE, ca_file=ca_file, client=CLIENT[0]
+    )
 
 
 async def test_certificates_are_verified_and_ca_file_is_trusted(pki: SimPki) -> None:
@@ -43,11 +50,11 @@ async def test_certificates_are_verified_and_ca_file_is_trusted(pki: SimPki) -> 
     try:
         url = web.seeds()[0]
         assert url.startswith("https://")
-        async with Fetcher(config(None)) as fetcher:  # verification is on by default
+        async with open_fetcher(config(None)) as fetcher:  # verification is on by default
             refused = await fetcher.fetch(url)
         assert refused.outcome is Outcome.TLS_ERROR
         assert refused.error is not None and "certificate verify failed" in refused.error
-        async with Fetcher(config(pki.ca_file)) as fetcher:
+        async with open_fetcher(config(pki.ca_file)) as fetcher:
             ok = await fetcher.fetch(url)
         assert ok.outcome is Outcome.OK and ok.status == 200
         assert b"<a href=" in ok.body
@@ -66,27 +73,50 @@ async def test_a_new_connection_resumes_the_tls_session_of_the_last_one(pki: Sim
     try:
         urls = [web.url(h, f"/p/{p}") for p in range(pages) for h in web.hosts]
         cfg = dataclasses.replace(config(pki.ca_file), keepalive=0.05)
-        async with Fetcher(cfg) as fetcher:
+        async with open_fetcher(cfg) as fetcher:
             for url in urls:
                 res = await fetcher.fetch(url)
                 assert res.outcome is Outcome.OK, res.error
                 await asyncio.sleep(0.2)  # the idle connection is closed meanwhile
         assert web.connections == len(urls)  # no connection outlived the keep-alive
         assert web.resumed_handshakes == len(urls) - hosts  # one full handshake per host
-        async with Fetcher(config(None)) as fetcher:
+        async with open_fetcher(config(None)) as fetcher:
             refused = await fetcher.fetch(urls[0])
         assert refused.outcome is Outcome.TLS_ERROR
     finally:
         await web.stop()
 
 
+async def test_a_kept_connection_the_server_closed_is_not_used(pki: SimPki) -> None:
+    """The server closes connections idle 0.1 s (a TLS close_notify, then FIN); the
+    fetcher keeps them longer. A request never goes out on such a connection: every
+    fetch is answered, each request reaches the server once, on a new connection."""
+    hosts, pages = 2, 3
+    web = SimWeb(
+        SimWebSpec(hosts=hosts, host_spec=HostSpec(pages=pages), suffix=SUFFIX, seed=3),
+        idle_timeout=0.1,
+    )
+    await web.start(ssl_context=server_context(pki.cert_file, pki.key_file))
+    try:
+        urls = [web.url(h, f"/p/{p}") for p in range(pages) for h in web.hosts]
+        async with open_fetcher(config(pki.ca_file)) as fetcher:  # keep-alive 15 s
+            for url in urls:
+                res = await fetcher.fetch(url)
+                assert res.outcome is Outcome.OK, res.error
+                await asyncio.sleep(0.3)  # the server closes the idle connection
+        assert len(web.log) == len(urls)
+        assert web.connections == len(urls)
+    finally:
+        await web.stop()
+
+
 def test_unreadable_ca_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"fetch\.ca_file"):
-        Fetcher(config(tmp_path / "missing.pem"))
+        open_fetcher(config(tmp_path / "missing.pem"))
     bad = tmp_path / "bad.pem"
     bad.write_text("not a certificate\n")
     with pytest.raises(ConfigError, match=r"fetch\.ca_file"):
-        Fetcher(config(bad))
+        open_fetcher(config(bad))
 
 
 @pytest.mark.slow
@@ -106,6 +136,7 @@ async def test_connections_stay_alive_across_the_gap(
             resolve=[f"*.{SUFFIX}=127.0.0.1"],
             ca_file=str(pki.ca_file),
             concurrency=concurrency,
+            http_client=CLIENT[0],
         )
         summary = await Node(settings, web.seeds()).run()
     finally:

@@ -101,6 +101,7 @@ def bench_settings(
     ca_file: Path | None = None,
     max_duration: float = 0.0,
     suffix: str = "sim",
+    http_client: str = "aiohttp",
 ) -> Settings:
     """Speed-test settings: the simulated web's names to loopback; with ``gap`` 0 no
     politeness gap and up to 8 requests per host, else that gap and one request per
@@ -117,6 +118,7 @@ def bench_settings(
         "concurrency": 64,
         "metrics_interval": 5.0,
         "max_duration": max_duration,
+        "http_client": http_client,
     }
     if ca_file is not None:
         values["ca_file"] = str(ca_file)
@@ -139,12 +141,14 @@ class BenchCase:
     idle: float = 0.0  # the server closes connections idle this long (0: aiohttp's default)
     resumption: bool = True  # over HTTPS: the server accepts TLS session resumption
     round: int = 0  # which repetition of the case (``--repeat``): not part of its name
+    client: str = "aiohttp"  # the crawler's HTTP client (``fetch.http_client``)
 
     @property
     def name(self) -> str:
         variant = "" if self.mix == "fixed" else f" {self.mix}"
         variant += f" idle {self.idle:g}s" if self.idle else ""
         variant += "" if self.resumption else " no-resume"
+        variant += "" if self.client == "aiohttp" else f" {self.client}"
         base = f"{self.scheme} gap {self.gap:g}s {self.size}x{variant}"
         return base + (" before" if self.src else "")
 
@@ -296,6 +300,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         "out": str(tmp / "crawl"),
         "ca_file": str(server.ca_file) if server.ca_file else None,
         "seconds": case.seconds,
+        "http_client": case.client,
     }
     argv = [sys.executable, "-m", "headway.cli", "bench-crawl", json.dumps(config)]
     before, resumed_before, full_before = server.connections()
@@ -388,6 +393,7 @@ def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
         ca_file=Path(ca) if ca else None,
         max_duration=float(config["seconds"]),
         suffix=SUFFIX,
+        http_client=str(config.get("http_client", "aiohttp")),
     )
     port, scheme = int(config["port"]), str(config["scheme"])
     seeds = [f"{scheme}://site{i}.{SUFFIX}:{port}/" for i in range(int(config["hosts"]))]

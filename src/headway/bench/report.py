@@ -133,36 +133,44 @@ def _median_lines(per_round: list[list[Ratio]]) -> list[str]:
 def ratios(results: list[BenchResult]) -> list[Ratio]:
     """The ratios between the cases of one round that differ in one thing."""
     ok = {
-        (r.case.scheme, r.case.gap, r.case.size, r.case.web): r
+        (r.case.scheme, r.case.gap, r.case.size, r.case.web, r.case.client): r
         for r in results
         if not r.error and r.pages and r.case.src is None
     }
     found: list[Ratio] = []
     for r in results:
-        key = (r.case.scheme, r.case.gap, r.case.size, r.case.web)
+        key = (r.case.scheme, r.case.gap, r.case.size, r.case.web, r.case.client)
         if r.case.src is not None and not r.error and r.pages and key in ok:
             name = r.case.name.removesuffix(" before")
             found.append(_ratio(f"after / before ({name})", ok[key], r))
-    for (scheme, gap, size, web), r in sorted(ok.items()):
+    for (scheme, gap, size, web, client), r in sorted(ok.items()):
         mix, idle, resumption = web
         tag = "" if web == ("fixed", 0.0, True) else r.case.name.split(f"{size}x", 1)[1]
-        base = ok.get((scheme, 0.0, size, web))
+        if client != "aiohttp":
+            other = ok.get((scheme, gap, size, web, "aiohttp"))
+            if other is not None:
+                tag = tag.removesuffix(f" {client}")
+                extra = f"; connections {r.connections} / {other.connections}"
+                label = f"aiohttp / {client} ({scheme} gap {gap:g}s {size}x{tag})"
+                found.append(_ratio(label, other, r, extra))
+            continue  # the other ratios: for the crawler's default client
+        base = ok.get((scheme, 0.0, size, web, client))
         if gap and base is not None:
             found.append(_ratio(f"gap {gap:g}s / no gap ({scheme} {size}x{tag})", r, base))
-        plain = ok.get(("http", gap, size, (mix, idle, True)))
+        plain = ok.get(("http", gap, size, (mix, idle, True), client))
         if scheme == "https" and plain is not None:
             extra = (
                 f"; connections {r.connections} ({r.resumed} resumed TLS sessions) "
                 f"for {r.requests} requests"
             )
             found.append(_ratio(f"https / http (gap {gap:g}s {size}x{tag})", r, plain, extra))
-        resuming = ok.get((scheme, gap, size, (mix, idle, True)))
+        resuming = ok.get((scheme, gap, size, (mix, idle, True), client))
         if not resumption and resuming is not None:
             same = resuming.case.name.split(f"{size}x", 1)[1]
             label = f"no resumption / resumption ({scheme} gap {gap:g}s {size}x{same})"
             extra = f"; full handshakes {r.full} / {resuming.full}"
             found.append(_ratio(label, r, resuming, extra))
-        small = ok.get((scheme, gap, 1, web))
+        small = ok.get((scheme, gap, 1, web, client))
         if size > 1 and small is not None:
             extra = (
                 f"; frontier CPU per URL "

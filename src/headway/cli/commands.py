@@ -349,12 +349,14 @@ def _bench(args: argparse.Namespace) -> int:
             idle=args.server_idle,
             resumption=resumption == "on",
             round=n,
+            client=client,
         )
         for n in range(args.repeat)
         for size in sizes
         for scheme in args.scheme
         for resumption in (dict.fromkeys(args.tls_resumption) if scheme == "https" else ["on"])
         for gap in args.gaps
+        for client in dict.fromkeys(args.http_client)
         for src in ([args.before_src, None] if args.before_src else [None])
     ]
     for line in report_lines(run_bench(cases)):

@@ -223,6 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
         "resumption; one case each",
     )
     bench.add_argument(
+        "--http-client",
+        nargs="+",
+        choices=["aiohttp", "curl"],
+        default=["aiohttp"],
+        help="the crawler's HTTP client (curl needs the curl extra); one case each, and "
+        "the ratio aiohttp / curl",
+    )
+    bench.add_argument(
         "--before-src",
         default=None,
         help="source tree (its src/ folder) of an earlier headway: each case runs first "

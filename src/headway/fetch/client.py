@@ -66,6 +66,7 @@ __all__ = [
     "Fetcher",
     "classify_error",
     "decode_off_loop",
+    "first_header",
     "robots_redirect_target",
     "tls_context",
 ]
@@ -113,6 +114,7 @@ class FetchConfig:
     hosts: Mapping[str, str] = field(default_factory=dict)  # from load_hosts_file
     ca_file: Path | None = None  # extra certificate authorities (PEM)
     keepalive: float = 15.0  # seconds an idle connection is kept for reuse
+    client: str = "aiohttp"  # the HTTP client: "aiohttp" or "curl" (``fetch/clients.py``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +134,7 @@ class _Exchange:
     __slots__ = (
         "chunks",
         "cut",
+        "headers",
         "ip",
         "reason",
         "request_headers",
@@ -139,6 +142,7 @@ class _Exchange:
         "sent_at",
         "size",
         "status",
+        "version",
     )
 
     def __init__(self, request_headers: Headers) -> None:
@@ -151,6 +155,8 @@ class _Exchange:
         self.size = 0
         self.cut: str | None = None
         self.sent_at: float | None = None  # wall clock when the request headers went out
+        self.headers: Headers = ()  # the response's fields, as received
+        self.version = "1.1"
 
 
 #: The exchange whose request the current task is sending (set around each request).
@@ -190,6 +196,15 @@ def _text(raw: bytes) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
+
+
+def first_header(headers: Headers, name: str) -> str | None:
+    """The first value of field ``name`` (any case) in ``headers``, or None."""
+    lname = name.lower()
+    for k, v in headers:
+        if k.lower() == lname:
+            return v
+    return None
 
 
 def _ip_literal(host: str | None) -> str | None:
@@ -252,16 +267,22 @@ class Fetcher:
         self._headers = headers
         self._tls = client_context(config.ca_file)
 
-    async def __aenter__(self) -> Fetcher:
+    def _new_resolver(self) -> CrawlResolver:
+        """The crawler's resolver (overrides, DNS cache, the address guard; the proxy's
+        name exempt from the guard)."""
         cfg = self._config
         proxy_host = URL(cfg.proxy).host if cfg.proxy else None
-        self._resolver = CrawlResolver(
+        return CrawlResolver(
             overrides=cfg.resolve,
             guard=self._guard,
             dns_ttl=cfg.dns_ttl,
             hosts=cfg.hosts,
             exempt_hosts=(proxy_host,) if proxy_host else (),
         )
+
+    async def __aenter__(self) -> Fetcher:
+        cfg = self._config
+        self._resolver = self._new_resolver()
         connector = aiohttp.TCPConnector(
             limit=cfg.max_connections,
             limit_per_host=0,
@@ -354,30 +375,17 @@ class Fetcher:
             host = f"{host}:{url.port}"
         return (("Host", host), *self._headers.items(), *extra)
 
-    async def _exchange(
-        self, url: str, max_body: int, max_decoded: int, extra: Headers = ()
-    ) -> FetchResult:
-        started_at = time.time()
-        t0 = time.monotonic()
-
-        def failed(outcome: Outcome, error: str, ex: _Exchange | None = None) -> FetchResult:
-            return FetchResult(
-                url=url,
-                started_at=started_at,
-                duration=time.monotonic() - t0,
-                outcome=outcome,
-                request_headers=ex.request_headers if ex else (),
-                ip=ex.ip if ex else None,
-                sent_at=ex.sent_at if ex else None,
-                error=error,
-            )
-
+    def _prepare(
+        self, url: str, started_at: float, t0: float, extra: Headers
+    ) -> tuple[URL, str, _Exchange] | FetchResult:
+        """The target of ``url`` (credentials removed) and its exchange, or the result
+        of a URL that is not fetched (not http(s), or an IP literal the guard refuses)."""
         try:
             target = URL(url)
         except ValueError as exc:
-            return failed(Outcome.INVALID_RESPONSE, f"invalid URL: {exc}")
+            return _failed(url, started_at, t0, Outcome.INVALID_RESPONSE, f"invalid URL: {exc}")
         if target.scheme not in ("http", "https") or not target.raw_host:
-            return failed(Outcome.INVALID_RESPONSE, "not an http(s) URL")
+            return _failed(url, started_at, t0, Outcome.INVALID_RESPONSE, "not an http(s) URL")
         if target.raw_user is not None or target.raw_password is not None:
             # canonical URLs carry no credentials; one that does is never used with them
             target = target.with_user(None)
@@ -386,23 +394,46 @@ class Fetcher:
         literal = _ip_literal(target.raw_host)
         if literal is not None and (reason := self._guard.refusal(literal)) is not None:
             ex.ip = literal
-            return failed(Outcome.BLOCKED_ADDRESS, f"{literal} refused: {reason}", ex)
+            refused = f"{literal} refused: {reason}"
+            return _failed(url, started_at, t0, Outcome.BLOCKED_ADDRESS, refused, ex)
+        return target, url, ex
+
+    async def _exchange(
+        self, url: str, max_body: int, max_decoded: int, extra: Headers = ()
+    ) -> FetchResult:
+        started_at = time.time()
+        t0 = time.monotonic()
+        prepared = self._prepare(url, started_at, t0, extra)
+        if isinstance(prepared, FetchResult):
+            return prepared
+        target, url, ex = prepared
+        outcome, error = await self._transport(target, ex, max_body, extra)
+        if outcome is None:
+            return await self._result(url, started_at, t0, ex, max_decoded)
+        assert error is not None
+        if ex.status is None:
+            return _failed(url, started_at, t0, outcome, error, ex)
+        # Headers arrived, the body did not finish: keep what was read.
+        ex.cut = "time" if outcome is Outcome.TIMEOUT else "disconnect"
+        return await self._result(url, started_at, t0, ex, max_decoded, error, outcome)
+
+    async def _transport(
+        self, target: URL, ex: _Exchange, max_body: int, extra: Headers
+    ) -> tuple[Outcome | None, str | None]:
+        """Send the request and read the response into ``ex`` (the body up to
+        ``max_body``) within the total time-out: (None, None) when it ended well, else
+        the outcome and error of how it failed. This client's: aiohttp."""
         if self._session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
         try:
             async with asyncio.timeout(self._config.total_timeout):
                 await self._request(target, ex, max_body, extra)
         except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
-            outcome, error = classify_error(exc)
-            if ex.status is None:
-                return failed(outcome, error, ex)
-            # Headers arrived, the body did not finish: keep what was read.
-            ex.cut = "time" if outcome is Outcome.TIMEOUT else "disconnect"
-            return await self._result(url, started_at, t0, ex, max_decoded, error, outcome)
+            return classify_error(exc)
         finally:
             if ex.response is not None:
                 ex.response.close()
-        return await self._result(url, started_at, t0, ex, max_decoded)
+        return None, None
 
     async def _request(self, url: URL, ex: _Exchange, max_body: int, extra: Headers) -> None:
         assert self._session is not None
@@ -424,6 +455,9 @@ class Fetcher:
             ex.status = resp.status
             ex.reason = resp.reason or ""
             ex.request_headers = tuple(resp.request_info.headers.items())
+            ex.headers = tuple((_text(k), _text(v)) for k, v in resp.raw_headers)
+            if resp.version:
+                ex.version = f"{resp.version.major}.{resp.version.minor}"
             if isinstance(resp, _PeerResponse):
                 ex.ip = resp.peer_ip
             while ex.size < max_body:
@@ -447,17 +481,16 @@ class Fetcher:
         error: str | None = None,
         outcome: Outcome | None = None,
     ) -> FetchResult:
-        resp = ex.response
-        assert resp is not None and ex.status is not None
+        assert ex.status is not None
         cut = ex.cut
         raw = b"".join(ex.chunks)
-        encoding = resp.headers.get("Content-Encoding")
+        encoding = first_header(ex.headers, "Content-Encoding")
         body, decoded_cut, decode_error = await decode_off_loop(
             raw, encoding, max_decoded, self._decoder
         )
         if decoded_cut:
             cut = "decoded-length"
-        location = resp.headers.get("Location")
+        location = first_header(ex.headers, "Location")
         if outcome is None:
             outcome = outcome_for_status(ex.status, has_location=bool(location))
         if decode_error is not None and error is None:
@@ -469,9 +502,9 @@ class Fetcher:
             outcome=outcome,
             status=ex.status,
             reason=ex.reason,
-            http_version=f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1",
+            http_version=ex.version,
             request_headers=ex.request_headers,
-            response_headers=tuple((_text(k), _text(v)) for k, v in resp.raw_headers),
+            response_headers=ex.headers,
             raw_body=raw,
             body=body,
             truncated=cut,
@@ -479,3 +512,24 @@ class Fetcher:
             sent_at=ex.sent_at,
             error=error,
         )
+
+
+def _failed(
+    url: str,
+    started_at: float,
+    t0: float,
+    outcome: Outcome,
+    error: str,
+    ex: _Exchange | None = None,
+) -> FetchResult:
+    """The result of an exchange that got no response."""
+    return FetchResult(
+        url=url,
+        started_at=started_at,
+        duration=time.monotonic() - t0,
+        outcome=outcome,
+        request_headers=ex.request_headers if ex else (),
+        ip=ex.ip if ex else None,
+        sent_at=ex.sent_at if ex else None,
+        error=error,
+    )

@@ -45,6 +45,7 @@ def fetch_config(settings: Settings) -> FetchConfig:
         hosts=load_hosts_file(f.hosts_file) if f.hosts_file is not None else {},
         ca_file=f.ca_file,
         keepalive=keepalive_seconds(settings.politeness.delay),
+        client=f.http_client,
     )
 
 

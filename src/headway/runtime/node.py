@@ -28,6 +28,7 @@ from headway.console.snapshot import Snapshotter
 from headway.control.applier import ControlApplier
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
+from headway.fetch.clients import open_fetcher
 from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
 from headway.policy.decisions import ROBOTS_DISALLOWED
@@ -223,7 +224,7 @@ class Node:
             self.controls = await start_controls(
                 parts, self.settings, self.admission, self.optout, self.request_stop, self._born
             )
-            fetcher = Fetcher(parts.fetch_config)  # loads the TLS authorities
+            fetcher = open_fetcher(parts.fetch_config)  # loads the TLS authorities
             if self.on_started is not None:
                 self.on_started()
             self._started = time.monotonic()

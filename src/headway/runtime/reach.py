@@ -44,7 +44,9 @@ def why_unreachable(res: FetchResult) -> str:
                 f"the name does not resolve ({error}); check the host name, or map it to an "
                 "address with --resolve HOST=ADDRESS"
             )
-        case Outcome.TLS_ERROR if "WRONG_VERSION_NUMBER" in error:
+        # Python's ssl: "[SSL: WRONG_VERSION_NUMBER] wrong version number";
+        # OpenSSL 3 through libcurl: "error:0A00010B:SSL routines::wrong version number"
+        case Outcome.TLS_ERROR if "wrong version number" in error.lower():
             return (
                 "the port answers in plain HTTP, not TLS; give the seed with http:// "
                 "(or the port that serves https)"

@@ -161,6 +161,12 @@ class FetchSettings:
     quota_status: int = _opt(
         0, "status that means quota exhausted: pause everything (0: off)", min=0, max=999
     )
+    http_client: str = _opt(
+        "aiohttp",
+        "HTTP client of the fetch stage: aiohttp, or curl (libcurl; needs the curl extra, "
+        "see docs/architecture.md)",
+        choices=("aiohttp", "curl"),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,632 @@
+"""libcurl as the fetch stage's HTTP client (``fetch.http_client = "curl"``).
+
+``CurlFetcher`` is a ``Fetcher`` whose exchange runs in libcurl (through pycurl, the
+``curl`` extra): connection set-up, TLS and HTTP parsing stay in C, where the crawler's
+own client (aiohttp) builds Python objects for every request and runs the TLS transport
+in Python (``docs/performance.md``, *A leaner fetch path*: 1.28x less CPU per page with
+a new HTTPS connection per fetch). libcurl's multi interface is driven by the crawler's
+event loop: libcurl says which sockets to watch and when its timer is due, the loop
+calls it back (``add_reader``/``add_writer``/``call_later``); nothing blocks and no
+thread is added.
+
+Every bound of the crawler's client holds here too, the same way or as noted:
+
+- the URL checks, credentials removed, IP literals checked by the address guard, the
+  request headers and the result (decoding off the loop, outcomes) are ``Fetcher``'s;
+- names are resolved by the crawler's resolver (overrides, its DNS cache, the address
+  guard) and the address it allowed is handed to libcurl for that transfer
+  (``CURLOPT_RESOLVE``), so libcurl never resolves a crawled host itself; every socket
+  libcurl opens is checked by the guard again before it connects (the proxy is exempt,
+  as it is for the crawler's client);
+- one call, one request: libcurl sends a request again on a new connection when a
+  reused one turns out closed; the second start is refused before anything is sent
+  (``CURLOPT_PREREQFUNCTION``), so the call is a connection error, as it is with the
+  crawler's client;
+- ``sent_at`` is taken at that same callback, when the connection is ready and the
+  request is about to be written;
+- the body is kept up to its limit (a longer one is cut and its connection closed), a
+  status line or header field over ``MAX_HEADER_LINE`` bytes or more than
+  ``MAX_HEADER_FIELDS`` fields make the response invalid; libcurl itself refuses
+  response headers over 300 KB in all (the crawler's client allows 128 fields of
+  8 KB);
+- time-outs: connect (TCP and TLS) by libcurl, between reads by a timer of this module
+  (reset on every read), the whole exchange by the caller's ``asyncio.timeout``, which
+  removes the transfer from libcurl when it fires;
+- no proxy from the environment: only ``fetch.proxy`` (libcurl would read
+  ``http_proxy``; the crawler's client does not);
+- TLS: certificates and host names always verified, against the system's authorities
+  plus ``ca_file``'s; sessions are shared between transfers by libcurl's own session
+  cache, which keeps a few dozen hosts' sessions (the crawler's client keeps one per
+  host for up to ``MAX_SESSIONS`` hosts): with many hosts, more handshakes are full.
+  The crawler's handshake counters (``ResumingContext``) are not kept on this path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import socket
+import ssl
+import tempfile
+import time
+from collections.abc import Callable
+from errno import ECONNREFUSED
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from yarl import URL
+
+from headway.errors import ConfigError
+from headway.fetch.client import MAX_HEADER_LINE, FetchConfig, Fetcher, _Exchange
+from headway.fetch.resolver import AddressRefused
+from headway.fetch.result import Headers
+from headway.policy.outcome import Outcome
+
+try:
+    import pycurl
+except ImportError:  # the curl extra is not installed
+    pycurl = None
+
+__all__ = ["MAX_HEADER_FIELDS", "CurlFetcher", "CurlLoop", "system_authorities"]
+
+#: Most header fields of a response (more: invalid), as the crawler's client allows.
+MAX_HEADER_FIELDS = 128
+#: Bundles of the system's certificate authorities, where Linux distributions keep them.
+_BUNDLES = (
+    "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Alpine
+    "/etc/pki/tls/certs/ca-bundle.crt",  # Fedora, RHEL
+    "/etc/ssl/ca-bundle.pem",  # openSUSE
+    "/etc/ssl/cert.pem",  # macOS, BSDs
+)
+
+
+def system_authorities() -> Path | None:
+    """The system's bundle of certificate authorities (those Python's ``ssl`` loads by
+    default); None when none is found."""
+    paths = ssl.get_default_verify_paths()
+    for name in (paths.cafile, paths.openssl_cafile, *_BUNDLES):
+        if name and Path(name).is_file():
+            return Path(name)
+    return None
+
+
+def _outcome(errno: int, text: str, os_errno: int = 0) -> tuple[Outcome, str]:
+    """The outcome of a transfer libcurl ended with error ``errno`` (``os_errno``: the
+    system's error behind it, where libcurl kept one)."""
+    assert pycurl is not None
+    message = f"libcurl: {text}" if text else f"libcurl error {errno}"
+    if errno == pycurl.E_OPERATION_TIMEDOUT:
+        return Outcome.TIMEOUT, message
+    if errno == pycurl.E_PEER_FAILED_VERIFICATION:  # worded as Python's ssl words it
+        return Outcome.TLS_ERROR, f"certificate verify failed: {message}"
+    if errno in _TLS_ERRORS:
+        return Outcome.TLS_ERROR, message
+    if errno == pycurl.E_COULDNT_RESOLVE_HOST:
+        return Outcome.DNS_ERROR, f"DNS: {message}"
+    if errno in _INVALID or "too large" in text.lower():
+        return Outcome.INVALID_RESPONSE, message
+    if errno == pycurl.E_COULDNT_CONNECT and os_errno == ECONNREFUSED:
+        return Outcome.CONNECTION_ERROR, f"connection refused: {message}"
+    return Outcome.CONNECTION_ERROR, message
+
+
+if pycurl is not None:
+    _TLS_ERRORS = frozenset(
+        getattr(pycurl, name)
+        for name in (
+            "E_SSL_CONNECT_ERROR",
+            "E_PEER_FAILED_VERIFICATION",
+            "E_SSL_CACERT",
+            "E_SSL_CERTPROBLEM",
+            "E_SSL_CIPHER",
+            "E_SSL_ISSUER_ERROR",
+            "E_SSL_PINNEDPUBKEYNOTMATCH",
+            "E_SSL_INVALIDCERTSTATUS",
+            "E_SSL_SHUTDOWN_FAILED",
+        )
+        if hasattr(pycurl, name)
+    )
+    #: libcurl's "weird server reply", "unsupported protocol" and "malformed URL"
+    _INVALID = frozenset((8, pycurl.E_UNSUPPORTED_PROTOCOL, pycurl.E_URL_MALFORMAT))
+
+
+Ends = tuple[str, int, str, int]  # local address and port, peer address and port
+
+
+class _Sockets:
+    """The sockets libcurl opened, known by their ends, so that a kept connection can be
+    looked at before a request goes out on it (``closed``). libcurl tells of each
+    socket it opens (``CURLOPT_SOCKOPTFUNCTION``, through the transfer that opens it);
+    it closes them itself, unseen (pycurl cannot call back for a close made from the
+    connection cache), so a socket number is looked at again when it comes back."""
+
+    def __init__(self) -> None:
+        self._new: list[int] = []  # sockets whose ends are not known yet
+        self._fds: dict[int, Ends] = {}
+        self._by_ends: dict[Ends, int] = {}
+
+    def opened(self, fd: int) -> None:
+        ends = self._fds.pop(fd, None)  # the number of a socket closed since
+        if ends is not None:
+            self._by_ends.pop(ends, None)
+        self._new.append(fd)
+
+    def closed(self, ends: Ends) -> bool:
+        """Whether the kept connection ``ends`` has something to read before a request
+        went out on it: the server's close (its TLS close_notify, a FIN, a 408)."""
+        fd = self._by_ends.get(ends)
+        if fd is None:
+            self._learn()
+            fd = self._by_ends.get(ends)
+            if fd is None:
+                return False  # not one of libcurl's sockets known here: not looked at
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+        events = poller.poll(0)
+        if events and events[0][1] & select.POLLNVAL:  # closed since: forget it
+            self._by_ends.pop(ends, None)
+            self._fds.pop(fd, None)
+            return False
+        return bool(events)
+
+    def _learn(self) -> None:
+        """Learn the ends of the sockets opened since (connected by now)."""
+        for fd in self._new:
+            try:
+                with socket.socket(fileno=fd) as sock:
+                    try:
+                        local, peer = sock.getsockname(), sock.getpeername()
+                    finally:
+                        sock.detach()  # the socket stays libcurl's
+            except OSError:
+                continue  # closed, or not connected: unknown
+            ends = (str(local[0]), int(local[1]), str(peer[0]), int(peer[1]))
+            self._fds[fd] = ends
+            self._by_ends[ends] = fd
+        self._new.clear()
+
+
+class _Transfer:
+    """One exchange in libcurl: what arrived so far, and the callbacks that take it."""
+
+    __slots__ = (
+        "_fields",
+        "_loop",
+        "_sockets",
+        "_status",
+        "connected",
+        "done",
+        "errno",
+        "errtext",
+        "ex",
+        "invalid",
+        "last_read",
+        "max_body",
+        "os_errno",
+        "retried",
+        "stale",
+        "timer",
+    )
+
+    def __init__(
+        self,
+        ex: _Exchange,
+        max_body: int,
+        loop: asyncio.AbstractEventLoop,
+        sockets: _Sockets,
+    ) -> None:
+        self._sockets = sockets
+        self.connected = False  # this transfer opened its connection (not a kept one)
+        self.stale = False  # refused a kept connection the server had closed
+        self.ex = ex
+        self.max_body = max_body
+        self._loop = loop
+        self.done: asyncio.Future[None] = loop.create_future()
+        self._status: int | None = None
+        self._fields: list[tuple[str, str]] = []
+        self.invalid: str | None = None  # why the response is refused
+        self.retried = False  # libcurl tried to send the request a second time
+        self.last_read = 0.0  # loop time of the last bytes read (or of the request sent)
+        self.timer: asyncio.TimerHandle | None = None
+        self.errno = 0  # how libcurl ended it (0: well)
+        self.errtext = ""
+        self.os_errno = 0  # the system's error behind it
+
+    def prereq(self, primary_ip: str, local_ip: str, primary_port: int, local_port: int) -> int:
+        """libcurl is about to send the request on a ready connection."""
+        assert pycurl is not None
+        ex = self.ex
+        if ex.sent_at is not None:  # libcurl's own second attempt: never sent
+            self.retried = True
+            return int(pycurl.PREREQFUNC_ABORT)
+        if not self.connected and self._sockets.closed(
+            (local_ip, local_port, primary_ip, primary_port)
+        ):
+            # A kept connection the server has said something on since its last answer:
+            # its close (TLS close_notify and FIN), which libcurl's own check misses when
+            # the close came with bytes. The request is not sent on it (see _transfer).
+            self.stale = True
+            return int(pycurl.PREREQFUNC_ABORT)
+        ex.sent_at = time.time()
+        ex.ip = primary_ip or None
+        self.last_read = self._loop.time()
+        return int(pycurl.PREREQFUNC_OK)
+
+    def opened(self, fd: int, purpose: int) -> int:
+        """libcurl opened socket ``fd`` for this transfer's new connection."""
+        self.connected = True
+        self._sockets.opened(fd)
+        return 0  # CURL_SOCKOPT_OK
+
+    def header(self, line: bytes) -> int | None:
+        """One line of the response head (the status line, a field, the end)."""
+        self.last_read = self._loop.time()
+        if len(line) > MAX_HEADER_LINE + 2:
+            self.invalid = f"a header line of over {MAX_HEADER_LINE} bytes"
+            return -1
+        text = line.decode("latin-1").rstrip("\r\n")
+        if text.startswith("HTTP/"):  # a status line: a new response (after a 1xx)
+            version, _, rest = text.partition(" ")
+            code, _, reason = rest.partition(" ")
+            self._status = int(code) if code.isdigit() else None
+            self.ex.status = None  # (a proxy's answer to CONNECT came before)
+            self.ex.reason = reason
+            self.ex.version = version[5:] or "1.1"
+            self._fields = []
+            return None
+        if not text:  # the end of a head
+            if self._status is not None and self._status >= 200:
+                self.ex.status = self._status
+                self.ex.headers = tuple(self._fields)
+            return None
+        if len(self._fields) >= MAX_HEADER_FIELDS:
+            self.invalid = f"more than {MAX_HEADER_FIELDS} header fields"
+            return -1
+        name, sep, value = text.partition(":")
+        if sep:
+            self._fields.append((name.strip(), value.strip()))
+        elif text[0] in " \t" and self._fields:  # an obsolete folded line
+            name, before = self._fields[-1]
+            self._fields[-1] = (name, f"{before} {text.strip()}")
+        return None
+
+    def write(self, data: bytes) -> int | None:
+        """Bytes of the body; past ``max_body`` the body is cut and the transfer ends."""
+        self.last_read = self._loop.time()
+        ex = self.ex
+        room = self.max_body - ex.size
+        if len(data) > room:
+            if room:
+                ex.chunks.append(data[:room])
+                ex.size += room
+            ex.cut = "length"
+            return 0  # libcurl ends the transfer and closes its connection
+        ex.chunks.append(data)
+        ex.size += len(data)
+        return None
+
+
+class CurlFetcher(Fetcher):
+    """``Fetcher`` on libcurl (see the module docstring)."""
+
+    def __init__(self, config: FetchConfig) -> None:
+        if pycurl is None:
+            raise ConfigError(
+                "fetch.http_client",
+                "'curl' needs pycurl: pip install 'headway[curl]' (or choose aiohttp)",
+            )
+        super().__init__(config)
+        self._curl: CurlLoop | None = None
+        self._share: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._running: dict[Any, _Transfer] = {}
+        self._sockets = _Sockets()
+        self._ca_copy: Path | None = None  # the authorities' file made for ca_file
+        self._free: list[Any] = []
+        self._options: list[tuple[int, Any]] = []
+        self._proxy_entry: list[str] = []
+
+    async def __aenter__(self) -> CurlFetcher:
+        assert pycurl is not None
+        cfg = self._config
+        proxy = URL(cfg.proxy) if cfg.proxy else None
+        self._resolver = self._new_resolver()
+        self._loop = asyncio.get_running_loop()
+        self._curl = CurlLoop(self._loop, self._finish)
+        # idle connections are bounded by their age, as the crawler's client's are
+        self._curl.multi.setopt(pycurl.M_MAXCONNECTS, max(1000, 4 * cfg.max_connections))
+        share = pycurl.CurlShare()
+        share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_SSL_SESSION)
+        self._share = share
+        authorities = self._authorities()
+        protocols = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
+        self._options = [
+            (pycurl.NOSIGNAL, 1),
+            (pycurl.SHARE, share),
+            (pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1),
+            (pycurl.PROTOCOLS, protocols),
+            (pycurl.REDIR_PROTOCOLS, protocols),
+            (pycurl.FOLLOWLOCATION, 0),
+            (pycurl.HTTP_CONTENT_DECODING, 0),  # the body is decoded by the crawler
+            (pycurl.SSL_VERIFYPEER, 1),
+            (pycurl.SSL_VERIFYHOST, 2),
+            (pycurl.CONNECTTIMEOUT_MS, max(1, int(cfg.connect_timeout * 1000))),
+            # a backstop: the caller's time-out ends the exchange first
+            (pycurl.TIMEOUT_MS, int((cfg.total_timeout + 5) * 1000)),
+            # libcurl counts the keep-alive in whole seconds; under one, none is kept
+            (pycurl.MAXAGE_CONN, max(1, round(cfg.keepalive))),
+            (pycurl.FORBID_REUSE, int(cfg.keepalive < 1)),
+            (pycurl.PROXY, cfg.proxy or ""),  # "": no proxy, whatever the environment says
+            (pycurl.OPENSOCKETFUNCTION, self._open_socket),
+        ]
+        if authorities is not None:  # else libcurl's own default bundle
+            # a file, not a blob: libcurl keeps the store it builds from a file for
+            # the next connections; from a blob it builds one per connection (ms each)
+            self._options.append((pycurl.CAINFO, str(authorities)))
+        if proxy is not None and proxy.raw_host:
+            # the proxy's name through the crawler's resolver too (its overrides)
+            port = proxy.port or 80
+            address = await self._resolver.resolve(proxy.raw_host, port)
+            self._proxy_entry = [f"+{proxy.raw_host}:{port}:{address[0]['host']}"]
+        return self
+
+    def _authorities(self) -> Path | None:
+        """The file of the authorities to trust: the system's, or with ``ca_file`` both
+        in a file of this fetcher's (removed when it closes)."""
+        system, extra = system_authorities(), self._config.ca_file
+        if extra is None:
+            return system
+        with tempfile.NamedTemporaryFile(
+            "wb", prefix="headway-ca-", suffix=".pem", delete=False
+        ) as f:
+            if system is not None:
+                f.write(system.read_bytes() + b"\n")
+            f.write(extra.read_bytes())  # readable: checked when the fetcher was made
+        self._ca_copy = Path(f.name)
+        return self._ca_copy
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for c in list(self._running):
+            self._abort(c, None)
+        for handle in self._free:
+            handle.close()
+        self._free.clear()
+        if self._curl is not None:
+            self._curl.close()
+            self._curl = None
+        if self._share is not None:
+            self._share.close()
+            self._share = None
+        if self._ca_copy is not None:
+            self._ca_copy.unlink(missing_ok=True)
+            self._ca_copy = None
+        self._decoder.shutdown(wait=False, cancel_futures=True)
+
+    # -- one exchange
+
+    async def _transport(
+        self, target: URL, ex: _Exchange, max_body: int, extra: Headers
+    ) -> tuple[Outcome | None, str | None]:
+        """``Fetcher._transport`` through libcurl."""
+        if self._curl is None or self._resolver is None:
+            raise RuntimeError("Fetcher used outside 'async with'")
+        try:
+            async with asyncio.timeout(self._config.total_timeout):
+                pin = await self._pin(target)
+                return await self._transfer(str(target), ex, max_body, pin)
+        except TimeoutError as exc:
+            return Outcome.TIMEOUT, f"TimeoutError: {exc}"
+        except AddressRefused as exc:
+            return Outcome.BLOCKED_ADDRESS, str(exc)
+        except OSError as exc:  # the resolver's: a name unknown, no answer
+            return Outcome.DNS_ERROR, f"DNS: {exc}"
+
+    async def _pin(self, target: URL) -> list[str]:
+        """``CURLOPT_RESOLVE`` entries: the address the crawler's resolver allowed for
+        the target (none through a proxy, which resolves it), and the proxy's."""
+        if self._config.proxy:
+            return self._proxy_entry
+        host = target.raw_host or ""
+        port = target.port or (443 if target.scheme == "https" else 80)
+        if ":" in host:  # an IPv6 literal, checked by the guard already
+            return []
+        assert self._resolver is not None
+        address = await self._resolver.resolve(host, port)
+        ip = address[0]["host"]
+        # "+": an entry that ages out of libcurl's DNS cache (each transfer sets its own)
+        return [f"+{host}:{port}:[{ip}]" if ":" in ip else f"+{host}:{port}:{ip}"]
+
+    async def _transfer(
+        self, url: str, ex: _Exchange, max_body: int, pin: list[str]
+    ) -> tuple[Outcome | None, str | None]:
+        """Run one transfer; (None, None) when it ended well, else its outcome. When
+        the kept connection libcurl chose turned out closed before the request was
+        sent, the transfer runs once more on a new connection: the server has seen no
+        request yet."""
+        transfer = await self._run(url, ex, max_body, pin, fresh=False)
+        if transfer.stale:
+            transfer = await self._run(url, ex, max_body, pin, fresh=True)
+        return transfer_outcome(transfer)
+
+    async def _run(
+        self, url: str, ex: _Exchange, max_body: int, pin: list[str], fresh: bool
+    ) -> _Transfer:
+        assert pycurl is not None and self._loop is not None
+        c = self._free.pop() if self._free else self._new_handle()
+        transfer = _Transfer(ex, max_body, self._loop, self._sockets)
+        c.setopt(pycurl.FRESH_CONNECT, int(fresh))
+        c.setopt(pycurl.URL, url)
+        c.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in ex.request_headers])
+        c.setopt(pycurl.RESOLVE, pin)
+        c.setopt(pycurl.WRITEFUNCTION, transfer.write)
+        c.setopt(pycurl.HEADERFUNCTION, transfer.header)
+        c.setopt(pycurl.PREREQFUNCTION, transfer.prereq)
+        c.setopt(pycurl.SOCKOPTFUNCTION, transfer.opened)
+        self._running[c] = transfer
+        assert self._curl is not None
+        self._curl.multi.add_handle(c)
+        transfer.timer = self._loop.call_later(self._config.read_timeout, self._check_read, c)
+        try:
+            await transfer.done
+        finally:
+            # the caller's time-out, or a cancellation (the handle may already run the
+            # next transfer: it went back to the free list when this one ended)
+            if self._running.get(c) is transfer:
+                self._abort(c, None)
+        return transfer
+
+    def _new_handle(self) -> Any:
+        assert pycurl is not None
+        c = pycurl.Curl()
+        for option, value in self._options:
+            c.setopt(option, value)
+        return c
+
+    def _open_socket(self, purpose: int, address: Any) -> socket.socket | None:
+        """libcurl is about to connect to ``address``: the guard sees it first."""
+        host = address.addr[0]
+        proxy = self._config.proxy
+        if not proxy and self._guard.refusal(host) is not None:
+            return None  # libcurl: could not connect
+        return socket.socket(address.family, address.socktype, address.protocol)
+
+    # -- ends of a transfer
+
+    def _check_read(self, c: Any) -> None:
+        """The read time-out: nothing read for ``read_timeout`` seconds ends it."""
+        transfer = self._running.get(c)
+        if transfer is None or self._loop is None:
+            return
+        if transfer.ex.sent_at is None:  # still connecting: libcurl's connect time-out
+            transfer.timer = self._loop.call_later(self._config.read_timeout, self._check_read, c)
+            return
+        due = transfer.last_read + self._config.read_timeout
+        if self._loop.time() >= due:
+            self._abort(c, (pycurl.E_OPERATION_TIMEDOUT, "read time-out") if pycurl else None)
+        else:
+            transfer.timer = self._loop.call_at(due, self._check_read, c)
+
+    def _abort(self, c: Any, error: tuple[int, str] | None) -> None:
+        """End a running transfer from outside libcurl (its connection is closed)."""
+        assert self._curl is not None
+        self._curl.multi.remove_handle(c)
+        self._finish(c, error)
+
+    def _finish(self, c: Any, error: tuple[int, str] | None) -> None:
+        assert pycurl is not None
+        transfer = self._running.pop(c)
+        if transfer.timer is not None:
+            transfer.timer.cancel()
+        if error is not None:
+            transfer.errno, transfer.errtext = error
+            transfer.os_errno = int(c.getinfo(pycurl.OS_ERRNO) or 0)
+        callbacks = (
+            pycurl.WRITEFUNCTION,
+            pycurl.HEADERFUNCTION,
+            pycurl.PREREQFUNCTION,
+            pycurl.SOCKOPTFUNCTION,
+        )
+        for option in callbacks:
+            c.unsetopt(option)  # the transfer is not kept alive by its handle
+        self._free.append(c)
+        if not transfer.done.done():
+            transfer.done.set_result(None)
+
+
+class CurlLoop:
+    """libcurl's multi interface driven by an asyncio event loop: libcurl names the
+    sockets to watch and when its timer is due (``add_reader``/``add_writer``,
+    ``call_later``), the loop calls it back, and each transfer that ends is taken out
+    of ``multi`` and handed to ``finished(handle, None or (errno, message))``."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        finished: Callable[[Any, tuple[int, str] | None], None],
+    ) -> None:
+        assert pycurl is not None
+        self._loop = loop
+        self._finished = finished
+        self._timer: asyncio.TimerHandle | None = None
+        self._watched: dict[int, int] = {}
+        self.multi: Any = pycurl.CurlMulti()
+        self.multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
+        self.multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.multi.close()
+
+    def _on_socket(self, what: int, fd: int, multi: Any, data: Any) -> None:
+        assert pycurl is not None
+        loop = self._loop
+        old = self._watched.get(fd, 0)
+        if what == pycurl.POLL_REMOVE:
+            if old & pycurl.POLL_IN:
+                loop.remove_reader(fd)
+            if old & pycurl.POLL_OUT:
+                loop.remove_writer(fd)
+            self._watched.pop(fd, None)
+            return
+        if what & pycurl.POLL_IN and not old & pycurl.POLL_IN:
+            loop.add_reader(fd, self._act, fd, pycurl.CSELECT_IN)
+        elif old & pycurl.POLL_IN and not what & pycurl.POLL_IN:
+            loop.remove_reader(fd)
+        if what & pycurl.POLL_OUT and not old & pycurl.POLL_OUT:
+            loop.add_writer(fd, self._act, fd, pycurl.CSELECT_OUT)
+        elif old & pycurl.POLL_OUT and not what & pycurl.POLL_OUT:
+            loop.remove_writer(fd)
+        self._watched[fd] = what
+
+    def _on_timer(self, ms: int) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if ms >= 0:
+            self._timer = self._loop.call_later(ms / 1000, self._act, -1, 0)
+
+    def _act(self, fd: int, events: int) -> None:
+        assert pycurl is not None
+        if fd == pycurl.SOCKET_TIMEOUT:
+            self._timer = None
+        multi = self.multi
+        while True:
+            ret, _running = multi.socket_action(fd, events)
+            if ret != pycurl.E_CALL_MULTI_PERFORM:
+                break
+        while True:
+            queued, ok, failed = multi.info_read()
+            for c in ok:
+                multi.remove_handle(c)
+                self._finished(c, None)
+            for c, errno, message in failed:
+                multi.remove_handle(c)
+                self._finished(c, (errno, message))
+            if not queued:
+                break
+
+
+def transfer_outcome(transfer: _Transfer) -> tuple[Outcome | None, str | None]:
+    """What a finished transfer means: (None, None) for a response read whole (or cut
+    at its limit), else the outcome and error of how it ended."""
+    assert pycurl is not None
+    if transfer.invalid is not None:
+        transfer.ex.status = None  # the head was refused: no response
+        return Outcome.INVALID_RESPONSE, f"invalid HTTP response: {transfer.invalid}"
+    if transfer.retried:
+        return (
+            Outcome.CONNECTION_ERROR,
+            "the server closed a reused connection before it answered",
+        )
+    errno = transfer.errno
+    if errno == 0 or (errno == pycurl.E_WRITE_ERROR and transfer.ex.cut == "length"):
+        return None, None
+    return _outcome(errno, transfer.errtext, transfer.os_errno)

@@ -1,0 +1,82 @@
+"""What the libcurl client must do besides what every client does (``test_client.py``
+runs with both): no proxy from the environment, the address guard on every socket
+libcurl opens, a clear error when pycurl is missing. The tests that only concern libcurl
+are skipped in the aiohttp round of ``http_client``."""
+
+from __future__ import annotations
+
+import socket
+from collections import namedtuple
+
+import pytest
+
+from headway.errors import ConfigError
+from headway.fetch import curl
+from headway.fetch.client import FetchConfig
+from headway.fetch.clients import open_fetcher
+from headway.policy.outcome import Outcome
+from tests.fetch.conftest import HTML, USER_AGENT, Server, make_config
+
+#: What pycurl hands the open-socket callback.
+Address = namedtuple("Address", "family socktype protocol addr")
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_proxy_in_the_environment_is_not_used(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only ``fetch.proxy`` routes requests: the environment's proxy variables (which
+    libcurl reads unless told not to) point at a closed port and change nothing."""
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, dead)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    async with open_fetcher(make_config()) as f:
+        r = await f.fetch(server.url("/page"))
+    assert r.outcome is Outcome.OK and r.body == HTML, r.error
+    assert server.log == ["/page"]
+
+
+async def test_every_socket_libcurl_opens_passes_the_guard(http_client: str) -> None:
+    """libcurl connects only to the address the crawler's resolver allowed; should it
+    ever be about to connect elsewhere, the guard refuses the socket."""
+    if http_client != "curl":
+        pytest.skip("libcurl's open-socket callback")
+    async with open_fetcher(make_config(allow_loopback=False)) as f:
+        assert isinstance(f, curl.CurlFetcher)
+        inet = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        assert f._open_socket(0, Address(*inet, ("127.0.0.1", 80))) is None
+        assert f._open_socket(0, Address(*inet, ("169.254.169.254", 80))) is None
+        allowed = f._open_socket(0, Address(*inet, ("93.184.216.34", 80)))
+        assert isinstance(allowed, socket.socket)
+        allowed.close()
+
+
+async def test_the_proxy_is_the_one_address_exempt(http_client: str) -> None:
+    """Through a proxy, the socket libcurl opens is the proxy's (exempt, as it is for
+    the crawler's own client)."""
+    if http_client != "curl":
+        pytest.skip("libcurl's open-socket callback")
+    config = make_config(allow_loopback=False, proxy="http://127.0.0.1:3128")
+    async with open_fetcher(config) as f:
+        inet = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        proxy = f._open_socket(0, Address(*inet, ("127.0.0.1", 3128)))
+        assert isinstance(proxy, socket.socket)
+        proxy.close()
+
+
+def test_curl_without_pycurl_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(curl, "pycurl", None)
+    with pytest.raises(ConfigError, match=r"fetch\.http_client.*pip install"):
+        open_fetcher(FetchConfig(user_agent=USER_AGENT, client="curl"))
+
+
+def test_an_unknown_client_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"fetch\.http_client"):
+        open_fetcher(FetchConfig(user_agent=USER_AGENT, client="wget"))
