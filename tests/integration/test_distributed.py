@@ -281,14 +281,18 @@ def test_kill_minus_9_of_one_node_moves_its_shards(
 def _restart_mid_crawl(
     server: RedisServer, tmp_path: Path, web: ThreadedSimWeb, pause: float
 ) -> tuple[Nodes, int]:
-    """Two nodes crawl ``web``; Redis is stopped (SIGTERM) after 40 pages and started
-    again ``pause`` seconds later; the nodes are waited for. Returns them and the
-    number of requests the server had seen when Redis stopped."""
+    """Two nodes crawl ``web``; Redis is stopped (SIGTERM) after 40 pages, once both
+    nodes are crawling (a node still starting when Redis goes away stops at start-up,
+    which is another test), and started again ``pause`` seconds later; the nodes are
+    waited for. Returns them and the number of requests the server had seen when Redis
+    stopped."""
     nodes = Nodes(server.url, tmp_path, web)
     try:
         nodes.start("n0")
         nodes.start("n1")
         wait_for_pages(web, 40)
+        wait_for_node_pages(nodes, "n0", 1)
+        wait_for_node_pages(nodes, "n1", 1)
         server.stop()  # with AOF on, Redis writes it and exits
         stopped_at = len(web.log)
         time.sleep(pause)
