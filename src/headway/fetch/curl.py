@@ -22,8 +22,14 @@ Every bound of the crawler's client holds here too, the same way or as noted:
   reused one turns out closed; the second start is refused before anything is sent
   (``CURLOPT_PREREQFUNCTION``), so the call is a connection error, as it is with the
   crawler's client;
+- a kept connection the server closed while it was idle is never used: libcurl's own
+  check misses a TLS close (its close_notify bytes make the socket look alive), so
+  before a request goes out on a kept connection the socket is looked at
+  (``_Sockets``), and one with anything to read is left for a new connection;
 - ``sent_at`` is taken at that same callback, when the connection is ready and the
   request is about to be written;
+- keep-alive: ``keepalive`` in whole seconds (libcurl's unit; under one second no
+  connection is reused);
 - the body is kept up to its limit (a longer one is cut and its connection closed), a
   status line or header field over ``MAX_HEADER_LINE`` bytes or more than
   ``MAX_HEADER_FIELDS`` fields make the response invalid; libcurl itself refuses
@@ -36,8 +42,8 @@ Every bound of the crawler's client holds here too, the same way or as noted:
   ``http_proxy``; the crawler's client does not);
 - TLS: certificates and host names always verified, against the system's authorities
   plus ``ca_file``'s; sessions are shared between transfers by libcurl's own session
-  cache, which keeps a few dozen hosts' sessions (the crawler's client keeps one per
-  host for up to ``MAX_SESSIONS`` hosts): with many hosts, more handshakes are full.
+  cache, which keeps about 25 hosts' sessions (the crawler's client keeps one per host
+  for up to ``MAX_SESSIONS`` hosts): with many hosts, more handshakes are full.
   The crawler's handshake counters (``ResumingContext``) are not kept on this path.
 """
 
@@ -343,6 +349,9 @@ class CurlFetcher(Fetcher):
         protocols = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
         self._options = [
             (pycurl.NOSIGNAL, 1),
+            # bodies handed over in 64 KiB pieces (16 KiB by default): a quarter of the
+            # Python calls per page (0.95 -> 0.59 ms a fetch of the real mix, kept alive)
+            (pycurl.BUFFERSIZE, 65536),
             (pycurl.SHARE, share),
             (pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1),
             (pycurl.PROTOCOLS, protocols),
