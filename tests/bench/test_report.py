@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 
 import pytest
@@ -73,3 +74,34 @@ def test_bad_bench_arguments_give_one_line_and_run_nothing(
     assert main(["bench", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("headway: error:") and message in err[0], err
+
+
+def test_bench_with_a_client_not_installed_runs_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from headway.cli.commands import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pycurl" else real(name, *a)
+    )
+    assert main(["bench", "--http-client", "aiohttp", "curl"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--http-client" in err[0] and "needs pycurl" in err[0], err
+
+
+def test_a_failed_run_makes_the_bench_fail(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run that failed (its crawler exited early) is reported and the exit code says so."""
+    from headway.bench import harness
+    from headway.cli.commands import main
+
+    def run(cases: list[BenchCase]) -> list[BenchResult]:
+        return [_result(0.0, 2.0), BenchResult(cases[-1], error="crawler exited with 2")]
+
+    monkeypatch.setattr(harness, "run_bench", run)
+    assert main(["bench", "--gaps", "0", "1"]) == 1
+    captured = capsys.readouterr()
+    assert "crawler exited with 2" in captured.out
+    assert "1 of 2 runs failed" in captured.err

@@ -5,8 +5,10 @@ are skipped in the aiohttp round of ``http_client``."""
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 from collections import namedtuple
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,7 @@ from headway.fetch import curl
 from headway.fetch.client import FetchConfig
 from headway.fetch.clients import open_fetcher
 from headway.policy.outcome import Outcome
+from headway.settings import build_settings
 from tests.fetch.conftest import HTML, USER_AGENT, Server, make_config
 
 #: What pycurl hands the open-socket callback.
@@ -73,10 +76,30 @@ async def test_the_proxy_is_the_one_address_exempt(http_client: str) -> None:
 
 def test_curl_without_pycurl_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(curl, "pycurl", None)
-    with pytest.raises(ConfigError, match=r"fetch\.http_client.*pip install"):
+    with pytest.raises(ConfigError, match=r"fetch\.http_client.*needs pycurl"):
         open_fetcher(FetchConfig(user_agent=USER_AGENT, client="curl"))
+
+
+def test_curl_without_pycurl_is_refused_with_the_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Before any crawl directory is made: the settings say how to install it."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pycurl" else real(name, *a)
+    )
+    layer = {"user_agent": USER_AGENT, "out": str(tmp_path / "c"), "http_client": "curl"}
+    with pytest.raises(ConfigError, match=r"fetch\.http_client.*pip install '\.\[curl\]'"):
+        build_settings(layer)
+    assert not (tmp_path / "c").exists()
+    build_settings({**layer, "http_client": "aiohttp"})
 
 
 def test_an_unknown_client_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"fetch\.http_client"):
         open_fetcher(FetchConfig(user_agent=USER_AGENT, client="wget"))
+
+
+def test_the_client_names_itself_for_the_log(http_client: str) -> None:
+    described = open_fetcher(make_config()).describe()
+    assert described.startswith("PycURL/" if http_client == "curl" else "aiohttp "), described

@@ -333,6 +333,15 @@ def _bench(args: argparse.Namespace) -> int:
     if not 0 <= args.server_idle <= 86_400:
         print("headway: error: --server-idle must be 0..86400 seconds", file=sys.stderr)
         return 2
+    from headway.errors import ConfigError
+    from headway.fetch.clients import check_client
+
+    try:
+        for client in args.http_client:
+            check_client(client)
+    except ConfigError as exc:
+        print(f"headway: error: --http-client: {exc}", file=sys.stderr)
+        return 2
     cases = [
         BenchCase(
             scheme=scheme,
@@ -359,6 +368,11 @@ def _bench(args: argparse.Namespace) -> int:
         for client in dict.fromkeys(args.http_client)
         for src in ([args.before_src, None] if args.before_src else [None])
     ]
-    for line in report_lines(run_bench(cases)):
+    results = run_bench(cases)
+    for line in report_lines(results):
         print(line, flush=True)
+    failed = [r for r in results if r.error]
+    if failed:
+        print(f"headway: {len(failed)} of {len(results)} runs failed (see above)", file=sys.stderr)
+        return 1
     return 0

@@ -326,6 +326,10 @@ class Fetcher:
             self._session = None
         self._decoder.shutdown(wait=False, cancel_futures=True)
 
+    def describe(self) -> str:
+        """The HTTP client and its version, for the start-up log."""
+        return f"aiohttp {aiohttp.__version__}"
+
     def statistics(self) -> FetchStats:
         return FetchStats(
             requests=self._requests,

@@ -4,12 +4,33 @@ pycurl, installed with the ``curl`` extra; ``docs/architecture.md``, Fetch)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 from headway.errors import ConfigError
 from headway.fetch.client import FetchConfig, Fetcher
 
-__all__ = ["CLIENTS", "fetcher_class", "open_fetcher"]
+__all__ = ["CLIENTS", "INSTALL_CURL", "check_client", "fetcher_class", "open_fetcher"]
 
 CLIENTS = ("aiohttp", "curl")
+#: How to get libcurl's client.
+INSTALL_CURL = (
+    "install the curl extra (pip install '.[curl]' in headway's source tree, or "
+    "pip install 'pycurl>=7.46,<8' into headway's environment), or leave the client at aiohttp"
+)
+
+
+def check_client(name: str) -> None:
+    """A ``ConfigError`` naming ``fetch.http_client`` (--http-client,
+    HEADWAY_HTTP_CLIENT) when the client ``name`` cannot be had here; checked with
+    the settings, before anything is made."""
+    if name not in CLIENTS:
+        raise ConfigError("fetch.http_client", f"unknown client {name!r} (one of {CLIENTS})")
+    if name == "curl" and importlib.util.find_spec("pycurl") is None:
+        raise ConfigError(
+            "fetch.http_client",
+            f"'curl' (--http-client, HEADWAY_HTTP_CLIENT) needs pycurl, which is not "
+            f"installed: {INSTALL_CURL}",
+        )
 
 
 def fetcher_class(name: str) -> type[Fetcher]:
@@ -19,8 +40,7 @@ def fetcher_class(name: str) -> type[Fetcher]:
         from headway.fetch.curl import CurlFetcher
 
         return CurlFetcher
-    if name != "aiohttp":
-        raise ConfigError("fetch.http_client", f"unknown client {name!r} (one of {CLIENTS})")
+    check_client(name)
     return Fetcher
 
 

@@ -320,7 +320,7 @@ class CurlFetcher(Fetcher):
         if pycurl is None:
             raise ConfigError(
                 "fetch.http_client",
-                "'curl' needs pycurl: pip install 'headway[curl]' (or choose aiohttp)",
+                "'curl' needs pycurl, which is not installed (README, The HTTP client)",
             )
         super().__init__(config)
         self._curl: CurlLoop | None = None
@@ -379,6 +379,10 @@ class CurlFetcher(Fetcher):
             address = await self._resolver.resolve(proxy.raw_host, port)
             self._proxy_entry = [f"+{proxy.raw_host}:{port}:{address[0]['host']}"]
         return self
+
+    def describe(self) -> str:
+        assert pycurl is not None
+        return str(pycurl.version)  # "PycURL/7.49.0 libcurl/8.23.0 OpenSSL/3.6.5 ..."
 
     def _authorities(self) -> Path | None:
         """The file of the authorities to trust: the system's, or with ``ca_file`` both

@@ -225,6 +225,7 @@ class Node:
                 parts, self.settings, self.admission, self.optout, self.request_stop, self._born
             )
             fetcher = open_fetcher(parts.fetch_config)  # loads the TLS authorities
+            log.info("HTTP client: %s", fetcher.describe())
             if self.on_started is not None:
                 self.on_started()
             self._started = time.monotonic()

@@ -272,6 +272,9 @@ def validate(settings: Settings) -> None:
     parse_resolve_rules(f.resolve)  # ConfigError naming fetch.resolve
     if f.proxy is not None and not re.match(r"^https?://", f.proxy):
         raise ConfigError("fetch.proxy", f"must be an http:// or https:// URL; got {f.proxy!r}")
+    from headway.fetch.clients import check_client
+
+    check_client(f.http_client)  # ConfigError naming fetch.http_client
     r = settings.recrawl
     if r.revisit_min > r.revisit_max:
         raise ConfigError(

@@ -164,7 +164,7 @@ class FetchSettings:
     http_client: str = _opt(
         "aiohttp",
         "HTTP client of the fetch stage: aiohttp, or curl (libcurl; needs the curl extra, "
-        "see docs/architecture.md)",
+        "see README, The HTTP client)",
         choices=("aiohttp", "curl"),
     )
 
