@@ -255,10 +255,13 @@ def test_kill_minus_9_of_one_node_moves_its_shards(
     with ThreadedSimWeb(_spec(pages=30)) as web:
         nodes = Nodes(redis_server.url, tmp_path, web)
         try:
-            for i in range(3):
-                nodes.start(f"n{i}")
-            wait_for_pages(web, 40)
+            # the victim first, crawling before the others join: a node started last on
+            # a loaded machine could find the small crawl done before it took a shard
+            nodes.start("n2")
             wait_for_node_pages(nodes, "n2", 1)
+            nodes.start("n0")
+            nodes.start("n1")
+            wait_for_pages(web, 40)
             victim = nodes.procs["n2"]
             victim.kill()
             victim.wait(10)
