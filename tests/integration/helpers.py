@@ -194,6 +194,8 @@ def politeness_violations(
     for r in log:
         by_host[r.host].append(r)
     problems = []
+    if sends is not None and by_host and not sends:
+        problems.append("no send time was recorded: record_sends is not in place")
     for host, reqs in by_host.items():
         reqs.sort(key=lambda r: r.arrival)
         delay = delay_for.get(host, default_delay)
