@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from headway.fetch.decode import decode_content
+from headway.fetch.result import first_header
 from headway.fetch.tls import client_context
 
 MAX_DECODED = 8 * 1024 * 1024
@@ -67,12 +68,6 @@ def request_headers(user_agent: str) -> list[tuple[str, str]]:
     accept = FetchConfig(user_agent=user_agent).accept
     encodings = "gzip, deflate, br"
     return [("User-Agent", user_agent), ("Accept", accept), ("Accept-Encoding", encodings)]
-
-
-def _first(headers: list[tuple[str, str]] | tuple[tuple[str, str], ...], name: str) -> str | None:
-    """The first value of header ``name`` (any case), or None."""
-    lname = name.lower()
-    return next((v for k, v in headers if k.lower() == lname), None)
 
 
 def _decoded_size(raw: bytes, encoding: str | None) -> int:
@@ -149,7 +144,7 @@ class ProtocolClient:
         conn.reset(self._max_body)
         await conn.exchange(request.encode("latin-1"))
         self._pool.give(key, conn)
-        encoding = _first(conn.headers, "content-encoding")
+        encoding = first_header(conn.headers, "content-encoding")
         return conn.status or 0, _decoded_size(b"".join(conn.chunks), encoding)
 
     async def close(self) -> None:
@@ -249,7 +244,7 @@ class CurlClient:
 
     async def fetch(self, url: str) -> tuple[int, int]:
         transfer = await self.transfer(url, self._max_body, self._headers)
-        encoding = _first(transfer.headers, "content-encoding")
+        encoding = first_header(transfer.headers, "content-encoding")
         return transfer.status or 0, _decoded_size(b"".join(transfer.chunks), encoding)
 
     async def transfer(
@@ -448,12 +443,12 @@ async def _answered(
     from headway.policy.outcome import Outcome, outcome_for_status
 
     raw = b"".join(chunks)
-    encoding = _first(headers, "content-encoding")
+    encoding = first_header(headers, "content-encoding")
     body, decoded_cut, decode_error = await decode_off_loop(
         raw, encoding, max_decoded, fetcher._decoder
     )
     if outcome is None:
-        has_location = bool(_first(headers, "location"))
+        has_location = bool(first_header(headers, "location"))
         outcome = outcome_for_status(status or 0, has_location=has_location)
     if decode_error is not None and error is None:
         outcome, error = Outcome.INVALID_RESPONSE, decode_error

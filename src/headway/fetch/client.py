@@ -52,10 +52,11 @@ from aiohttp.connector import Connection
 from yarl import URL
 
 from headway.fetch.decode import decode_content
+from headway.fetch.exchange import Exchange, failed_result
 from headway.fetch.guard import AddressGuard
 from headway.fetch.outcomes import classify_error, robots_redirect_target
 from headway.fetch.resolver import CrawlResolver
-from headway.fetch.result import FetchResult, Headers
+from headway.fetch.result import FetchResult, Headers, first_header
 from headway.fetch.tls import client_context
 from headway.policy.outcome import Outcome, outcome_for_status
 
@@ -66,7 +67,6 @@ __all__ = [
     "Fetcher",
     "classify_error",
     "decode_off_loop",
-    "first_header",
     "robots_redirect_target",
     "tls_context",
 ]
@@ -128,39 +128,8 @@ class FetchStats:
     errors_by_outcome: dict[str, int]
 
 
-class _Exchange:
-    """What is known of an exchange so far; read when it fails part way."""
-
-    __slots__ = (
-        "chunks",
-        "cut",
-        "headers",
-        "ip",
-        "reason",
-        "request_headers",
-        "response",
-        "sent_at",
-        "size",
-        "status",
-        "version",
-    )
-
-    def __init__(self, request_headers: Headers) -> None:
-        self.request_headers = request_headers
-        self.response: aiohttp.ClientResponse | None = None
-        self.status: int | None = None
-        self.reason = ""
-        self.ip: str | None = None
-        self.chunks: list[bytes] = []
-        self.size = 0
-        self.cut: str | None = None
-        self.sent_at: float | None = None  # wall clock when the request headers went out
-        self.headers: Headers = ()  # the response's fields, as received
-        self.version = "1.1"
-
-
 #: The exchange whose request the current task is sending (set around each request).
-_EXCHANGE: ContextVar[_Exchange | None] = ContextVar("headway_exchange", default=None)
+_EXCHANGE: ContextVar[Exchange | None] = ContextVar("headway_exchange", default=None)
 
 
 class _SentRequest(aiohttp.ClientRequest):
@@ -196,15 +165,6 @@ def _text(raw: bytes) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
-
-
-def first_header(headers: Headers, name: str) -> str | None:
-    """The first value of field ``name`` (any case) in ``headers``, or None."""
-    lname = name.lower()
-    for k, v in headers:
-        if k.lower() == lname:
-            return v
-    return None
 
 
 def _ip_literal(host: str | None) -> str | None:
@@ -381,25 +341,29 @@ class Fetcher:
 
     def _prepare(
         self, url: str, started_at: float, t0: float, extra: Headers
-    ) -> tuple[URL, str, _Exchange] | FetchResult:
+    ) -> tuple[URL, str, Exchange] | FetchResult:
         """The target of ``url`` (credentials removed) and its exchange, or the result
         of a URL that is not fetched (not http(s), or an IP literal the guard refuses)."""
         try:
             target = URL(url)
         except ValueError as exc:
-            return _failed(url, started_at, t0, Outcome.INVALID_RESPONSE, f"invalid URL: {exc}")
+            return failed_result(
+                url, started_at, t0, Outcome.INVALID_RESPONSE, f"invalid URL: {exc}"
+            )
         if target.scheme not in ("http", "https") or not target.raw_host:
-            return _failed(url, started_at, t0, Outcome.INVALID_RESPONSE, "not an http(s) URL")
+            return failed_result(
+                url, started_at, t0, Outcome.INVALID_RESPONSE, "not an http(s) URL"
+            )
         if target.raw_user is not None or target.raw_password is not None:
             # canonical URLs carry no credentials; one that does is never used with them
             target = target.with_user(None)
             url = str(target)
-        ex = _Exchange(self._planned_headers(target, extra))
+        ex = Exchange(self._planned_headers(target, extra))
         literal = _ip_literal(target.raw_host)
         if literal is not None and (reason := self._guard.refusal(literal)) is not None:
             ex.ip = literal
             refused = f"{literal} refused: {reason}"
-            return _failed(url, started_at, t0, Outcome.BLOCKED_ADDRESS, refused, ex)
+            return failed_result(url, started_at, t0, Outcome.BLOCKED_ADDRESS, refused, ex)
         return target, url, ex
 
     async def _exchange(
@@ -416,13 +380,13 @@ class Fetcher:
             return await self._result(url, started_at, t0, ex, max_decoded)
         assert error is not None
         if ex.status is None:
-            return _failed(url, started_at, t0, outcome, error, ex)
+            return failed_result(url, started_at, t0, outcome, error, ex)
         # Headers arrived, the body did not finish: keep what was read.
         ex.cut = "time" if outcome is Outcome.TIMEOUT else "disconnect"
         return await self._result(url, started_at, t0, ex, max_decoded, error, outcome)
 
     async def _transport(
-        self, target: URL, ex: _Exchange, max_body: int, extra: Headers
+        self, target: URL, ex: Exchange, max_body: int, extra: Headers
     ) -> tuple[Outcome | None, str | None]:
         """Send the request and read the response into ``ex`` (the body up to
         ``max_body``) within the total time-out: (None, None) when it ended well, else
@@ -439,7 +403,7 @@ class Fetcher:
                 ex.response.close()
         return None, None
 
-    async def _request(self, url: URL, ex: _Exchange, max_body: int, extra: Headers) -> None:
+    async def _request(self, url: URL, ex: Exchange, max_body: int, extra: Headers) -> None:
         assert self._session is not None
         token = _EXCHANGE.set(ex)
         try:
@@ -447,7 +411,7 @@ class Fetcher:
         finally:
             _EXCHANGE.reset(token)
 
-    async def _send(self, url: URL, ex: _Exchange, max_body: int, extra: Headers) -> None:
+    async def _send(self, url: URL, ex: Exchange, max_body: int, extra: Headers) -> None:
         assert self._session is not None
         async with self._session.get(
             url,
@@ -480,7 +444,7 @@ class Fetcher:
         url: str,
         started_at: float,
         t0: float,
-        ex: _Exchange,
+        ex: Exchange,
         max_decoded: int,
         error: str | None = None,
         outcome: Outcome | None = None,
@@ -516,24 +480,3 @@ class Fetcher:
             sent_at=ex.sent_at,
             error=error,
         )
-
-
-def _failed(
-    url: str,
-    started_at: float,
-    t0: float,
-    outcome: Outcome,
-    error: str,
-    ex: _Exchange | None = None,
-) -> FetchResult:
-    """The result of an exchange that got no response."""
-    return FetchResult(
-        url=url,
-        started_at=started_at,
-        duration=time.monotonic() - t0,
-        outcome=outcome,
-        request_headers=ex.request_headers if ex else (),
-        ip=ex.ip if ex else None,
-        sent_at=ex.sent_at if ex else None,
-        error=error,
-    )

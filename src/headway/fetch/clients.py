@@ -36,11 +36,11 @@ def check_client(name: str) -> None:
 def fetcher_class(name: str) -> type[Fetcher]:
     """The client called ``name``; an unknown name is a ``ConfigError`` naming
     ``fetch.http_client``."""
+    check_client(name)
     if name == "curl":
         from headway.fetch.curl import CurlFetcher
 
         return CurlFetcher
-    check_client(name)
     return Fetcher
 
 

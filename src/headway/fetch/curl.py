@@ -1,61 +1,33 @@
-"""libcurl as the fetch stage's HTTP client (``fetch.http_client = "curl"``).
+"""libcurl as the fetch stage's HTTP client (``fetch.http_client = "curl"``, the
+``curl`` extra): a ``Fetcher`` whose exchange runs in libcurl, driven by the event loop
+(``fetch/curlloop.py``), so that connection set-up, TLS and HTTP parsing stay in C
+(``docs/performance.md``, *libcurl in the crawl*). The crawler's client's bounds hold
+(the table in ``docs/hostile-web.md``, *The same bounds with libcurl*):
 
-``CurlFetcher`` is a ``Fetcher`` whose exchange runs in libcurl (through pycurl, the
-``curl`` extra): connection set-up, TLS and HTTP parsing stay in C, where the crawler's
-own client (aiohttp) builds Python objects for every request and runs the TLS transport
-in Python (``docs/performance.md``, *A leaner fetch path*: 1.28x less CPU per page with
-a new HTTPS connection per fetch). libcurl's multi interface is driven by the crawler's
-event loop: libcurl says which sockets to watch and when its timer is due, the loop
-calls it back (``add_reader``/``add_writer``/``call_later``); nothing blocks and no
-thread is added.
-
-Every bound of the crawler's client holds here too, the same way or as noted:
-
-- the URL checks, credentials removed, IP literals checked by the address guard, the
-  request headers and the result (decoding off the loop, outcomes) are ``Fetcher``'s;
-- names are resolved by the crawler's resolver (overrides, its DNS cache, the address
-  guard) and the address it allowed is handed to libcurl for that transfer
-  (``CURLOPT_RESOLVE``), so libcurl never resolves a crawled host itself; every socket
-  libcurl opens is checked by the guard again before it connects (the proxy is exempt,
-  as it is for the crawler's client);
-- one call, one request: libcurl sends a request again on a new connection when a
-  reused one turns out closed; the second start is refused before anything is sent
-  (``CURLOPT_PREREQFUNCTION``), so the call is a connection error, as it is with the
-  crawler's client;
-- a kept connection the server closed while it was idle is never used: libcurl's own
-  check misses a TLS close (its close_notify bytes make the socket look alive), so
-  before a request goes out on a kept connection the socket is looked at
-  (``_Sockets``), and one with anything to read is left for a new connection;
-- ``sent_at`` is taken at that same callback, when the connection is ready and the
-  request is about to be written;
-- keep-alive: ``keepalive`` in whole seconds (libcurl's unit; under one second no
-  connection is reused);
-- the body is kept up to its limit (a longer one is cut and its connection closed), a
-  status line or header field over ``MAX_HEADER_LINE`` bytes or more than
-  ``MAX_HEADER_FIELDS`` fields make the response invalid; libcurl itself refuses
-  response headers over 300 KB in all (the crawler's client allows 128 fields of
-  8 KB);
-- time-outs: connect (TCP and TLS) by libcurl, between reads by a timer of this module
-  (reset on every read), the whole exchange by the caller's ``asyncio.timeout``, which
-  removes the transfer from libcurl when it fires;
-- no proxy from the environment: only ``fetch.proxy`` (libcurl would read
-  ``http_proxy``; the crawler's client does not);
-- TLS: certificates and host names always verified, against the system's authorities
-  plus ``ca_file``'s; sessions are shared between transfers by libcurl's own session
-  cache, which keeps about 25 hosts' sessions (the crawler's client keeps one per host
-  for up to ``MAX_SESSIONS`` hosts): with many hosts, more handshakes are full.
-  The crawler's handshake counters (``ResumingContext``) are not kept on this path.
+- URL checks, credentials, IP literals, request headers and the result are
+  ``Fetcher``'s; names go through the crawler's resolver and its allowed address is
+  pinned per transfer (``CURLOPT_RESOLVE``); every socket libcurl opens passes the
+  guard (the proxy's excepted);
+- one call, one request: libcurl's own resend on a new connection is refused before
+  it leaves (``CURLOPT_PREREQFUNCTION``, where ``sent_at`` is taken); a kept
+  connection the server closed while idle (a TLS close libcurl misses) is left for a
+  new one before any request goes out on it (``Sockets.closed``);
+- the body is kept up to its limit; a header line over ``MAX_HEADER_LINE`` bytes or
+  more than ``MAX_HEADER_FIELDS`` fields is invalid (libcurl itself refuses heads over
+  300 KB); time-outs: connect by libcurl, between reads by a timer reset on every read,
+  the whole exchange by the caller; no proxy from the environment;
+- TLS verified against the system's authorities plus ``ca_file``; libcurl's session
+  cache keeps about 25 hosts (the crawler's own keeps one per host); the keep-alive is
+  in whole seconds (under one, no reuse); the crawler's handshake counters are not kept.
 """
 
 from __future__ import annotations
 
 import asyncio
-import select
 import socket
 import ssl
 import tempfile
 import time
-from collections.abc import Callable
 from errno import ECONNREFUSED
 from pathlib import Path
 from types import TracebackType
@@ -64,17 +36,20 @@ from typing import Any
 from yarl import URL
 
 from headway.errors import ConfigError
-from headway.fetch.client import MAX_HEADER_LINE, FetchConfig, Fetcher, _Exchange
+from headway.fetch.client import MAX_HEADER_LINE, FetchConfig, Fetcher
+from headway.fetch.exchange import Exchange
 from headway.fetch.resolver import AddressRefused
 from headway.fetch.result import Headers
 from headway.policy.outcome import Outcome
 
 try:
     import pycurl
+
+    from headway.fetch.curlloop import CurlLoop, Sockets
 except ImportError:  # the curl extra is not installed
     pycurl = None
 
-__all__ = ["MAX_HEADER_FIELDS", "CurlFetcher", "CurlLoop", "system_authorities"]
+__all__ = ["MAX_HEADER_FIELDS", "CurlFetcher", "system_authorities"]
 
 #: Most header fields of a response (more: invalid), as the crawler's client allows.
 MAX_HEADER_FIELDS = 128
@@ -137,62 +112,6 @@ if pycurl is not None:
     _INVALID = frozenset((8, pycurl.E_UNSUPPORTED_PROTOCOL, pycurl.E_URL_MALFORMAT))
 
 
-Ends = tuple[str, int, str, int]  # local address and port, peer address and port
-
-
-class _Sockets:
-    """The sockets libcurl opened, known by their ends, so that a kept connection can be
-    looked at before a request goes out on it (``closed``). libcurl tells of each
-    socket it opens (``CURLOPT_SOCKOPTFUNCTION``, through the transfer that opens it);
-    it closes them itself, unseen (pycurl cannot call back for a close made from the
-    connection cache), so a socket number is looked at again when it comes back."""
-
-    def __init__(self) -> None:
-        self._new: list[int] = []  # sockets whose ends are not known yet
-        self._fds: dict[int, Ends] = {}
-        self._by_ends: dict[Ends, int] = {}
-
-    def opened(self, fd: int) -> None:
-        ends = self._fds.pop(fd, None)  # the number of a socket closed since
-        if ends is not None:
-            self._by_ends.pop(ends, None)
-        self._new.append(fd)
-
-    def closed(self, ends: Ends) -> bool:
-        """Whether the kept connection ``ends`` has something to read before a request
-        went out on it: the server's close (its TLS close_notify, a FIN, a 408)."""
-        fd = self._by_ends.get(ends)
-        if fd is None:
-            self._learn()
-            fd = self._by_ends.get(ends)
-            if fd is None:
-                return False  # not one of libcurl's sockets known here: not looked at
-        poller = select.poll()
-        poller.register(fd, select.POLLIN | select.POLLPRI)
-        events = poller.poll(0)
-        if events and events[0][1] & select.POLLNVAL:  # closed since: forget it
-            self._by_ends.pop(ends, None)
-            self._fds.pop(fd, None)
-            return False
-        return bool(events)
-
-    def _learn(self) -> None:
-        """Learn the ends of the sockets opened since (connected by now)."""
-        for fd in self._new:
-            try:
-                with socket.socket(fileno=fd) as sock:
-                    try:
-                        local, peer = sock.getsockname(), sock.getpeername()
-                    finally:
-                        sock.detach()  # the socket stays libcurl's
-            except OSError:
-                continue  # closed, or not connected: unknown
-            ends = (str(local[0]), int(local[1]), str(peer[0]), int(peer[1]))
-            self._fds[fd] = ends
-            self._by_ends[ends] = fd
-        self._new.clear()
-
-
 class _Transfer:
     """One exchange in libcurl: what arrived so far, and the callbacks that take it."""
 
@@ -217,10 +136,10 @@ class _Transfer:
 
     def __init__(
         self,
-        ex: _Exchange,
+        ex: Exchange,
         max_body: int,
         loop: asyncio.AbstractEventLoop,
-        sockets: _Sockets,
+        sockets: Sockets,
     ) -> None:
         self._sockets = sockets
         self.connected = False  # this transfer opened its connection (not a kept one)
@@ -327,7 +246,7 @@ class CurlFetcher(Fetcher):
         self._share: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._running: dict[Any, _Transfer] = {}
-        self._sockets = _Sockets()
+        self._sockets = Sockets()
         self._ca_copy: Path | None = None  # the authorities' file made for ca_file
         self._free: list[Any] = []
         self._options: list[tuple[int, Any]] = []
@@ -424,7 +343,7 @@ class CurlFetcher(Fetcher):
     # -- one exchange
 
     async def _transport(
-        self, target: URL, ex: _Exchange, max_body: int, extra: Headers
+        self, target: URL, ex: Exchange, max_body: int, extra: Headers
     ) -> tuple[Outcome | None, str | None]:
         """``Fetcher._transport`` through libcurl."""
         if self._curl is None or self._resolver is None:
@@ -456,7 +375,7 @@ class CurlFetcher(Fetcher):
         return [f"+{host}:{port}:[{ip}]" if ":" in ip else f"+{host}:{port}:{ip}"]
 
     async def _transfer(
-        self, url: str, ex: _Exchange, max_body: int, pin: list[str]
+        self, url: str, ex: Exchange, max_body: int, pin: list[str]
     ) -> tuple[Outcome | None, str | None]:
         """Run one transfer; (None, None) when it ended well, else its outcome. When
         the kept connection libcurl chose turned out closed before the request was
@@ -468,7 +387,7 @@ class CurlFetcher(Fetcher):
         return transfer_outcome(transfer)
 
     async def _run(
-        self, url: str, ex: _Exchange, max_body: int, pin: list[str], fresh: bool
+        self, url: str, ex: Exchange, max_body: int, pin: list[str], fresh: bool
     ) -> _Transfer:
         assert pycurl is not None and self._loop is not None
         c = self._free.pop() if self._free else self._new_handle()
@@ -550,81 +469,6 @@ class CurlFetcher(Fetcher):
         self._free.append(c)
         if not transfer.done.done():
             transfer.done.set_result(None)
-
-
-class CurlLoop:
-    """libcurl's multi interface driven by an asyncio event loop: libcurl names the
-    sockets to watch and when its timer is due (``add_reader``/``add_writer``,
-    ``call_later``), the loop calls it back, and each transfer that ends is taken out
-    of ``multi`` and handed to ``finished(handle, None or (errno, message))``."""
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        finished: Callable[[Any, tuple[int, str] | None], None],
-    ) -> None:
-        assert pycurl is not None
-        self._loop = loop
-        self._finished = finished
-        self._timer: asyncio.TimerHandle | None = None
-        self._watched: dict[int, int] = {}
-        self.multi: Any = pycurl.CurlMulti()
-        self.multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
-        self.multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self.multi.close()
-
-    def _on_socket(self, what: int, fd: int, multi: Any, data: Any) -> None:
-        assert pycurl is not None
-        loop = self._loop
-        old = self._watched.get(fd, 0)
-        if what == pycurl.POLL_REMOVE:
-            if old & pycurl.POLL_IN:
-                loop.remove_reader(fd)
-            if old & pycurl.POLL_OUT:
-                loop.remove_writer(fd)
-            self._watched.pop(fd, None)
-            return
-        if what & pycurl.POLL_IN and not old & pycurl.POLL_IN:
-            loop.add_reader(fd, self._act, fd, pycurl.CSELECT_IN)
-        elif old & pycurl.POLL_IN and not what & pycurl.POLL_IN:
-            loop.remove_reader(fd)
-        if what & pycurl.POLL_OUT and not old & pycurl.POLL_OUT:
-            loop.add_writer(fd, self._act, fd, pycurl.CSELECT_OUT)
-        elif old & pycurl.POLL_OUT and not what & pycurl.POLL_OUT:
-            loop.remove_writer(fd)
-        self._watched[fd] = what
-
-    def _on_timer(self, ms: int) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if ms >= 0:
-            self._timer = self._loop.call_later(ms / 1000, self._act, -1, 0)
-
-    def _act(self, fd: int, events: int) -> None:
-        assert pycurl is not None
-        if fd == pycurl.SOCKET_TIMEOUT:
-            self._timer = None
-        multi = self.multi
-        while True:
-            ret, _running = multi.socket_action(fd, events)
-            if ret != pycurl.E_CALL_MULTI_PERFORM:
-                break
-        while True:
-            queued, ok, failed = multi.info_read()
-            for c in ok:
-                multi.remove_handle(c)
-                self._finished(c, None)
-            for c, errno, message in failed:
-                multi.remove_handle(c)
-                self._finished(c, (errno, message))
-            if not queued:
-                break
 
 
 def transfer_outcome(transfer: _Transfer) -> tuple[Outcome | None, str | None]:

@@ -9,6 +9,15 @@ from headway.policy.outcome import Outcome
 Headers = tuple[tuple[str, str], ...]
 
 
+def first_header(headers: Headers, name: str) -> str | None:
+    """The first value of field ``name`` (any case) in ``headers``, or None."""
+    lname = name.lower()
+    for k, v in headers:
+        if k.lower() == lname:
+            return v
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class FetchResult:
     """One HTTP exchange (or the failure to have one).
@@ -38,11 +47,7 @@ class FetchResult:
 
     def header(self, name: str) -> str | None:
         """First response header of that name (case-insensitive), or None."""
-        lname = name.lower()
-        for k, v in self.response_headers:
-            if k.lower() == lname:
-                return v
-        return None
+        return first_header(self.response_headers, name)
 
     def joined_header(self, name: str) -> str | None:
         """Every value of a repeated response header, one per line (None when absent)."""
