@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+import warnings
 from collections import namedtuple
 from pathlib import Path
 
@@ -57,8 +58,7 @@ async def test_every_socket_libcurl_opens_passes_the_guard(http_client: str) -> 
         assert f._open_socket(0, Address(*inet, ("127.0.0.1", 80))) is None
         assert f._open_socket(0, Address(*inet, ("169.254.169.254", 80))) is None
         allowed = f._open_socket(0, Address(*inet, ("93.184.216.34", 80)))
-        assert isinstance(allowed, socket.socket)
-        allowed.close()
+        assert isinstance(allowed, curl.HandedSocket) and allowed.fileno() >= 0
 
 
 async def test_the_proxy_is_the_one_address_exempt(http_client: str) -> None:
@@ -70,8 +70,7 @@ async def test_the_proxy_is_the_one_address_exempt(http_client: str) -> None:
     async with open_fetcher(config) as f:
         inet = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         proxy = f._open_socket(0, Address(*inet, ("127.0.0.1", 3128)))
-        assert isinstance(proxy, socket.socket)
-        proxy.close()
+        assert isinstance(proxy, curl.HandedSocket) and proxy.fileno() >= 0
 
 
 def test_curl_without_pycurl_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,3 +102,46 @@ def test_an_unknown_client_is_a_config_error() -> None:
 def test_the_client_names_itself_for_the_log(http_client: str) -> None:
     described = open_fetcher(make_config()).describe()
     assert described.startswith("PycURL/" if http_client == "curl" else "aiohttp "), described
+
+
+def test_session_shares_hold_each_host_in_one_share_of_bounded_size() -> None:
+    """Each host is given one share, a share at most ``per_share`` hosts; past
+    ``max_hosts`` the least recently used host gives up its place."""
+    pytest.importorskip("pycurl")
+    from headway.fetch.curlloop import SessionShares
+
+    shares = SessionShares(max_hosts=7, per_share=3)
+    try:
+        first = [shares.share_for(f"h{i}:443") for i in range(6)]
+        assert len(shares) == 2
+        assert first[0] is first[1] is first[2] and first[3] is first[4] is first[5]
+        assert first[0] is not first[3]
+        assert shares.share_for("h0:443") is first[0]  # kept: now the most recently used
+        seventh = shares.share_for("h6:443")  # a third share: the two are full
+        assert len(shares) == 3 and seventh not in first
+        # over max_hosts: h1 (least recently used) gives up its place in the first share
+        eighth = shares.share_for("h7:443")
+        assert eighth is first[1] and len(shares) == 3
+        assert shares.share_for("h0:443") is first[0]
+        # h1 comes back as a new host: h2 gives up its place, h1 takes it
+        assert shares.share_for("h1:443") is first[0]
+    finally:
+        shares.close()
+    assert len(shares) == 0
+
+
+async def test_the_sockets_handed_to_libcurl_are_closed_without_a_warning(
+    server: Server, http_client: str
+) -> None:
+    """pycurl keeps a duplicate of the socket the open-socket callback returns; the
+    original is closed, not left to the garbage collector's ``ResourceWarning``."""
+    if http_client != "curl":
+        pytest.skip("libcurl's open-socket callback")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        async with open_fetcher(make_config()) as f:
+            for path in ("/page", "/page"):
+                r = await f.fetch(server.url(path))
+                assert r.outcome is Outcome.OK, r.error
+    unclosed = [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert unclosed == [], [str(w.message) for w in unclosed]

@@ -87,6 +87,28 @@ async def test_a_new_connection_resumes_the_tls_session_of_the_last_one(pki: Sim
         await web.stop()
 
 
+async def test_sessions_are_resumed_on_sixty_hosts_in_turn(pki: SimPki) -> None:
+    """One session kept per host, however many hosts a crawl goes round: 60 hosts
+    fetched in turn, twice, a new connection each time, and the second round resumes
+    every session (libcurl keeps about 25 hosts' sessions in one place: with one, this
+    resumed 24 of 60)."""
+    hosts = 60
+    web = tls_web(pki, hosts, 2)
+    await web.start(ssl_context=server_context(pki.cert_file, pki.key_file))
+    try:
+        cfg = dataclasses.replace(config(pki.ca_file), keepalive=0.05)
+        async with open_fetcher(cfg) as fetcher:
+            for page in range(2):
+                for host in web.hosts:
+                    res = await fetcher.fetch(web.url(host, f"/p/{page}"))
+                    assert res.outcome is Outcome.OK, res.error
+                await asyncio.sleep(0.2)  # connections outlive neither keep-alive
+        assert web.connections == 2 * hosts
+        assert web.resumed_handshakes == hosts
+    finally:
+        await web.stop()
+
+
 async def test_a_kept_connection_the_server_closed_is_not_used(pki: SimPki) -> None:
     """The server closes connections idle 0.1 s (a TLS close_notify, then FIN); the
     fetcher keeps them longer. A request never goes out on such a connection: every

@@ -16,9 +16,10 @@
   more than ``MAX_HEADER_FIELDS`` fields is invalid (libcurl itself refuses heads over
   300 KB); time-outs: connect by libcurl, between reads by a timer reset on every read,
   the whole exchange by the caller; no proxy from the environment;
-- TLS verified against the system's authorities plus ``ca_file``; libcurl's session
-  cache keeps about 25 hosts (the crawler's own keeps one per host); the keep-alive is
-  in whole seconds (under one, no reuse); the crawler's handshake counters are not kept.
+- TLS verified against the system's authorities plus ``ca_file``; sessions kept per
+  host as the crawler's own client keeps them, spread over libcurl share handles
+  (``SessionShares``: one holds about 25 hosts); the keep-alive is in whole seconds
+  (under one, no reuse); the crawler's handshake counters are not kept.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ from headway.fetch.client import MAX_HEADER_LINE, FetchConfig, Fetcher
 from headway.fetch.exchange import Exchange
 from headway.fetch.resolver import AddressRefused
 from headway.fetch.result import Headers
+from headway.fetch.tls import MAX_SESSIONS
 from headway.policy.outcome import Outcome
 
 try:
     import pycurl
 
-    from headway.fetch.curlloop import CurlLoop, Sockets
+    from headway.fetch.curlloop import CurlLoop, HandedSocket, SessionShares, Sockets
 except ImportError:  # the curl extra is not installed
     pycurl = None
 
@@ -243,7 +245,8 @@ class CurlFetcher(Fetcher):
             )
         super().__init__(config)
         self._curl: CurlLoop | None = None
-        self._share: Any = None
+        self._shares: SessionShares | None = None
+        self._share_of: dict[Any, Any] = {}  # handle -> the share it uses
         self._loop: asyncio.AbstractEventLoop | None = None
         self._running: dict[Any, _Transfer] = {}
         self._sockets = Sockets()
@@ -261,9 +264,8 @@ class CurlFetcher(Fetcher):
         self._curl = CurlLoop(self._loop, self._finish)
         # idle connections are bounded by their age, as the crawler's client's are
         self._curl.multi.setopt(pycurl.M_MAXCONNECTS, max(1000, 4 * cfg.max_connections))
-        share = pycurl.CurlShare()
-        share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_SSL_SESSION)
-        self._share = share
+        # TLS sessions kept for as many hosts as the crawler's own client keeps
+        self._shares = SessionShares(MAX_SESSIONS)
         authorities = self._authorities()
         protocols = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
         self._options = [
@@ -271,7 +273,6 @@ class CurlFetcher(Fetcher):
             # bodies handed over in 64 KiB pieces (16 KiB by default): a quarter of the
             # Python calls per page (0.95 -> 0.59 ms a fetch of the real mix, kept alive)
             (pycurl.BUFFERSIZE, 65536),
-            (pycurl.SHARE, share),
             (pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1),
             (pycurl.PROTOCOLS, protocols),
             (pycurl.REDIR_PROTOCOLS, protocols),
@@ -329,12 +330,13 @@ class CurlFetcher(Fetcher):
         for handle in self._free:
             handle.close()
         self._free.clear()
+        self._share_of.clear()
         if self._curl is not None:
             self._curl.close()
             self._curl = None
-        if self._share is not None:
-            self._share.close()
-            self._share = None
+        if self._shares is not None:
+            self._shares.close()
+            self._shares = None
         if self._ca_copy is not None:
             self._ca_copy.unlink(missing_ok=True)
             self._ca_copy = None
@@ -351,7 +353,7 @@ class CurlFetcher(Fetcher):
         try:
             async with asyncio.timeout(self._config.total_timeout):
                 pin = await self._pin(target)
-                return await self._transfer(str(target), ex, max_body, pin)
+                return await self._transfer(str(target), ex, max_body, pin, self._tls_share(target))
         except TimeoutError as exc:
             return Outcome.TIMEOUT, f"TimeoutError: {exc}"
         except AddressRefused as exc:
@@ -374,24 +376,35 @@ class CurlFetcher(Fetcher):
         # "+": an entry that ages out of libcurl's DNS cache (each transfer sets its own)
         return [f"+{host}:{port}:[{ip}]" if ":" in ip else f"+{host}:{port}:{ip}"]
 
+    def _tls_share(self, target: URL) -> Any:
+        """The share holding the TLS sessions of ``target``'s host (None over HTTP)."""
+        if target.scheme != "https" or self._shares is None:
+            return None
+        return self._shares.share_for(f"{target.raw_host}:{target.port or 443}")
+
     async def _transfer(
-        self, url: str, ex: Exchange, max_body: int, pin: list[str]
+        self, url: str, ex: Exchange, max_body: int, pin: list[str], share: Any
     ) -> tuple[Outcome | None, str | None]:
         """Run one transfer; (None, None) when it ended well, else its outcome. When
         the kept connection libcurl chose turned out closed before the request was
         sent, the transfer runs once more on a new connection: the server has seen no
         request yet."""
-        transfer = await self._run(url, ex, max_body, pin, fresh=False)
+        transfer = await self._run(url, ex, max_body, pin, share, fresh=False)
         if transfer.stale:
-            transfer = await self._run(url, ex, max_body, pin, fresh=True)
+            transfer = await self._run(url, ex, max_body, pin, share, fresh=True)
         return transfer_outcome(transfer)
 
     async def _run(
-        self, url: str, ex: Exchange, max_body: int, pin: list[str], fresh: bool
+        self, url: str, ex: Exchange, max_body: int, pin: list[str], share: Any, fresh: bool
     ) -> _Transfer:
         assert pycurl is not None and self._loop is not None
         c = self._free.pop() if self._free else self._new_handle()
         transfer = _Transfer(ex, max_body, self._loop, self._sockets)
+        if share is not None and self._share_of.get(c) is not share:
+            if c in self._share_of:
+                c.unsetopt(pycurl.SHARE)  # pycurl: one share at a time
+            c.setopt(pycurl.SHARE, share)
+            self._share_of[c] = share
         c.setopt(pycurl.FRESH_CONNECT, int(fresh))
         c.setopt(pycurl.URL, url)
         c.setopt(pycurl.HTTPHEADER, [f"{k}: {v}" for k, v in ex.request_headers])
@@ -420,13 +433,13 @@ class CurlFetcher(Fetcher):
             c.setopt(option, value)
         return c
 
-    def _open_socket(self, purpose: int, address: Any) -> socket.socket | None:
+    def _open_socket(self, purpose: int, address: Any) -> HandedSocket | None:
         """libcurl is about to connect to ``address``: the guard sees it first."""
         host = address.addr[0]
         proxy = self._config.proxy
         if not proxy and self._guard.refusal(host) is not None:
             return None  # libcurl: could not connect
-        return socket.socket(address.family, address.socktype, address.protocol)
+        return HandedSocket(socket.socket(address.family, address.socktype, address.protocol))
 
     # -- ends of a transfer
 

@@ -1,21 +1,98 @@
-"""libcurl on the crawler's event loop (``CurlLoop``) and the sockets libcurl holds
-(``Sockets``), for the libcurl client (``fetch/curl.py``). pycurl is the ``curl`` extra:
-this module is imported only where it is installed."""
+"""libcurl on the crawler's event loop (``CurlLoop``), the sockets libcurl holds
+(``Sockets``, ``HandedSocket``) and where it keeps TLS sessions (``SessionShares``), for the libcurl
+client (``fetch/curl.py``). pycurl is the ``curl`` extra: this module is imported only
+where it is installed."""
 
 from __future__ import annotations
 
 import asyncio
 import select
 import socket
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import pycurl
 
-__all__ = ["CurlLoop", "Ends", "Sockets"]
+__all__ = ["CurlLoop", "Ends", "HandedSocket", "SessionShares", "Sockets"]
 
 
 Ends = tuple[str, int, str, int]  # local address and port, peer address and port
+
+
+class HandedSocket:
+    """A socket handed to libcurl from the open-socket callback: pycurl keeps a
+    duplicate of its descriptor and lets go of this object at once, which then closes
+    its own (a socket object let go of unclosed would be closed too, but through a
+    ``ResourceWarning`` formatted for every connection)."""
+
+    __slots__ = ("_sock",)
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def __del__(self) -> None:
+        self._sock.close()
+
+
+class SessionShares:
+    """Share handles holding libcurl's TLS sessions, each host's in one of them.
+
+    libcurl keeps the sessions of a share (or of a multi handle) for a fixed number of
+    hosts, about 25 (not configurable; measured in ``docs/performance.md``, *libcurl in
+    the crawl*), so with one share a crawl going round more hosts than that resumes
+    hardly any handshake. Here each host (``host:port``) is given a share that holds at
+    most ``per_share`` hosts, shares are made as hosts come, and at most ``max_hosts``
+    hosts are kept, the least recently used given up first (its place in its share goes
+    to the next new host), as the crawler's own client keeps one session per host
+    (``fetch/tls.py``)."""
+
+    def __init__(self, max_hosts: int, per_share: int = 20) -> None:
+        self._max_hosts = max(1, max_hosts)
+        self._per_share = per_share
+        self._hosts: OrderedDict[str, int] = OrderedDict()  # host -> its share's index
+        self._shares: list[Any] = []
+        self._load: list[int] = []  # hosts given each share
+        self._room: list[int] = []  # shares with fewer than per_share hosts
+
+    def __len__(self) -> int:
+        return len(self._shares)
+
+    def share_for(self, host: str) -> Any:
+        """The share that keeps ``host``'s TLS sessions."""
+        index = self._hosts.get(host)
+        if index is not None:
+            self._hosts.move_to_end(host)
+            return self._shares[index]
+        if len(self._hosts) >= self._max_hosts:
+            _, given_up = self._hosts.popitem(last=False)
+            if self._load[given_up] == self._per_share:
+                self._room.append(given_up)
+            self._load[given_up] -= 1
+        if not self._room:
+            share = pycurl.CurlShare()
+            share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_SSL_SESSION)
+            self._shares.append(share)
+            self._load.append(0)
+            self._room.append(len(self._shares) - 1)
+        index = self._room[-1]
+        self._load[index] += 1
+        if self._load[index] == self._per_share:
+            self._room.pop()
+        self._hosts[host] = index
+        return self._shares[index]
+
+    def close(self) -> None:
+        """Close every share (after the handles that used them)."""
+        for share in self._shares:
+            share.close()
+        self._shares.clear()
+        self._load.clear()
+        self._room.clear()
+        self._hosts.clear()
 
 
 class Sockets:
