@@ -1,5 +1,6 @@
-"""The Bloom bitmap saved at a clean close: used when it matches, never trusted after a
-crash or when stale, and never the cause of a lost URL."""
+"""The Bloom filter's checkpoints: the bitmap saved at a clean close and every so many
+new fingerprints, loaded after a close or a kill, never the cause of a lost URL or of
+one admitted twice, however stale."""
 
 from __future__ import annotations
 
@@ -21,57 +22,134 @@ def _entries(urls: list[str]) -> list[UrlEntry]:
     return [UrlEntry(u, "h.example", 1, 1, fingerprint(u)) for u in urls]
 
 
-def test_saved_bitmap_is_used_after_a_clean_close(tmp_path: Path) -> None:
+def _open(db: Path, caplog: pytest.LogCaptureFixture) -> tuple[SqliteFrontier, str]:
+    """The store opened, and how its Bloom filter was filled (from the log)."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="headway.frontier.sqlite"):
+        f = SqliteFrontier(db, LIMITS, node_id="n")
+    (line,) = [r.getMessage() for r in caplog.records if "Bloom filter of" in r.getMessage()]
+    return f, line
+
+
+def _all_in_filter(f: SqliteFrontier, urls: list[str]) -> bool:
+    return all(fingerprint(u) in f._bloom for u in urls)
+
+
+def test_saved_bitmap_is_used_after_a_clean_close_and_after_a_kill(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A clean close checkpoints the filter and the next open loads it. Killed later,
+    the store reopens from that same checkpoint, which lacks what was admitted since:
+    those URLs are still found seen (by the table), and the filter learns them."""
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
     urls = [f"http://h.example/{i}" for i in range(500)]
-    f = SqliteFrontier(db, LIMITS, node_id="n")
+    f, _ = _open(db, caplog)
     assert f.add(_entries(urls), 0.0).added == 500
     f.close()
     assert saved.exists()
-    f = SqliteFrontier(db, LIMITS, node_id="n")
-    assert not saved.exists()  # consumed: a crash from here on means a rebuild
-    assert all(fp in f._bloom for fp in (fingerprint(u) for u in urls))
+    f, how = _open(db, caplog)
+    assert "loaded from its checkpoint of 500 fingerprints" in how
+    assert saved.exists()  # kept: any checkpoint of the right size is safe to load
+    assert _all_in_filter(f, urls)
     assert f.add(_entries(urls[:10]), 1.0).duplicates == 10
-    # "crash": the object is dropped without close; the next open rebuilds
     more = [f"http://h.example/new{i}" for i in range(50)]
     assert f.add(_entries(more), 2.0).added == 50
-    del f
-    f = SqliteFrontier(db, LIMITS, node_id="n")
-    assert all(fp in f._bloom for fp in (fingerprint(u) for u in urls + more))
+    del f  # killed: no close
+    f, how = _open(db, caplog)
+    assert "loaded from its checkpoint of 500 fingerprints" in how  # no rebuild
+    assert not _all_in_filter(f, more)
+    result = f.add(_entries(more + urls[:5]), 3.0)
+    assert (result.added, result.duplicates) == (0, 55)
+    assert _all_in_filter(f, more)  # learned
+    assert f.counts().seen == 550
     f.close()
 
 
-def test_stale_or_foreign_bitmap_is_ignored(tmp_path: Path) -> None:
+def test_a_killed_store_reopens_from_its_last_periodic_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Checkpoints come every ``checkpoint_every()`` new fingerprints while the store
+    runs (here every 300): a store killed after 1,000 reopens from the one at 900,
+    every URL still seen."""
+    from headway.frontier.sqlite import backend
+
+    monkeypatch.setattr(backend, "checkpoint_every", lambda bloom: 300)
+    db = tmp_path / "f.sqlite3"
+    f, how = _open(db, caplog)
+    assert "rebuilt" in how  # a new store: nothing to load
+    urls = [f"http://h.example/{i}" for i in range(1000)]
+    for start in range(0, 1000, 100):
+        assert f.add(_entries(urls[start : start + 100]), 0.0).added == 100
+    del f  # killed
+    f, how = _open(db, caplog)
+    assert "loaded from its checkpoint of 900 fingerprints" in how
+    assert f.add(_entries(urls), 1.0).duplicates == 1000
+    assert f.add(_entries(["http://h.example/new"]), 1.0).added == 1
+    f.close()
+
+
+def test_a_stale_or_foreign_bitmap_loses_nothing_and_admits_nothing_twice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bitmap of the right size is loaded whatever it holds: all zeros (every URL
+    missing from it) or all ones (every URL a false positive). Either way every URL
+    admitted before is a duplicate and a new one is admitted once. Garbage is not
+    loaded: the filter is rebuilt."""
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
     f = SqliteFrontier(db, LIMITS, node_id="n")
-    f.add(_entries(["http://h.example/a", *FILL]), 0.0)
+    f.add(_entries(FILL), 0.0)
     f.close()
-    # a bitmap whose count does not match the table (written before more URLs were added)
     header, _, bits = saved.read_bytes().partition(b"\n")
-    assert header.startswith(b"headway-bloom 1 201 ")
-    saved.write_bytes(header.replace(b" 1 201 ", b" 1 200 ", 1) + b"\n" + bytes(len(bits)))
-    f = SqliteFrontier(db, LIMITS, node_id="n")
-    assert fingerprint("http://h.example/a") in f._bloom  # rebuilt from the table
-    f.close()
+    assert header.split()[:3] == [b"headway-bloom", b"1", b"200"]
+    for n, fill in enumerate((b"\x00", b"\xff")):
+        saved.write_bytes(header + b"\n" + fill * len(bits))
+        f, how = _open(db, caplog)
+        assert "loaded from its checkpoint" in how
+        assert f.add(_entries(FILL), 1.0).duplicates == 200
+        assert f.add(_entries([f"http://h.example/new{n}"]), 1.0).added == 1
+        del f  # no close: the doctored bitmap stays for the next case
     saved.write_bytes(b"garbage")
-    f = SqliteFrontier(db, LIMITS, node_id="n")
-    assert fingerprint("http://h.example/a") in f._bloom
+    f, how = _open(db, caplog)
+    assert "rebuilt" in how and _all_in_filter(f, FILL)
     f.close()
 
 
-def test_truncated_bitmap_is_refused(tmp_path: Path) -> None:
+def test_truncated_bitmap_is_refused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     db = tmp_path / "f.sqlite3"
     saved = tmp_path / "f.sqlite3.bloom"
     f = SqliteFrontier(db, LIMITS, node_id="n")
     f.add(_entries(["http://h.example/a", *FILL]), 0.0)
     f.close()
     saved.write_bytes(saved.read_bytes()[:-10])  # cut short, as by a full disk
-    f = SqliteFrontier(db, LIMITS, node_id="n")
-    assert not saved.exists()
+    f, how = _open(db, caplog)
+    assert "rebuilt" in how
     assert fingerprint("http://h.example/a") in f._bloom  # rebuilt, not half-loaded
     assert f.add(_entries(["http://h.example/b"]), 1.0).added == 1
+    f.close()
+
+
+def test_a_bitmap_that_cannot_be_written_leaves_the_last_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failed write (a full disk) is logged; the next open loads the last good
+    checkpoint, and what was admitted after it is still seen."""
+    from headway.frontier.sqlite import backend
+
+    db = tmp_path / "f.sqlite3"
+    f = SqliteFrontier(db, LIMITS, node_id="n")
+    f.add(_entries(FILL), 0.0)
+    f.close()  # a good checkpoint of 200
+    monkeypatch.setattr(backend, "save_bitmap", lambda *a: False)
+    f = SqliteFrontier(db, LIMITS, node_id="n")
+    more = [f"http://h.example/more{i}" for i in range(30)]
+    f.add(_entries(more), 1.0)
+    f.close()  # its checkpoint fails
+    monkeypatch.undo()
+    f, how = _open(db, caplog)
+    assert "loaded from its checkpoint of 200 fingerprints" in how
+    assert f.add(_entries(FILL + more), 2.0).duplicates == 230
     f.close()
 
 
@@ -130,7 +208,21 @@ def test_the_filter_grows_with_the_seen_set_and_persists(
     assert (tmp_path / "f.sqlite3.bloom").exists()
     with caplog.at_level(logging.INFO, logger="headway.frontier.sqlite"):
         f = SqliteFrontier(db, LIMITS, node_id="n")
-    assert "loaded from the bitmap saved" in caplog.text  # it matched the sizing
+    assert "loaded from its checkpoint" in caplog.text  # it matched the sizing
     assert f._bloom.nbytes == sizes[-1]
     assert all(fp in f._bloom for fp in (fingerprint(u) for u in admitted))
     f.close()
+
+
+def test_an_sqlite_too_old_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from headway.errors import StoreError
+
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 31, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.31.1")
+    with pytest.raises(StoreError, match=r"needs SQLite 3\.35\.0 or later.*has SQLite 3\.31\.1"):
+        SqliteFrontier(tmp_path / "f.sqlite3", LIMITS, node_id="n")
+    assert not (tmp_path / "f.sqlite3").exists()

@@ -16,6 +16,7 @@ it directly by double hashing (Kirsch and Mitzenmacher): ``h1 + i*h2 mod m`` wit
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -115,15 +116,18 @@ class BloomFilter:
 
 
 # -- the bitmap saved between runs -------------------------------------------------------
-# Saved at a clean close with the seen count and the filter's sizing, and deleted once
-# loaded: after a crash there is no file and the filter is rebuilt. The seen set only
-# grows, so a saved count equal to the store's means the same set of fingerprints.
+# A checkpoint of the filter: the bitmap, the seen count it covered and the filter's
+# sizing. The store does not depend on it being complete: a fingerprint admitted after
+# the checkpoint is missing from a filter loaded from it, and the store's insert finds it
+# seen all the same (the SQLite frontier's ``INSERT ... ON CONFLICT DO NOTHING``); a
+# bitmap of another set only adds false positives, which are confirmed. So any bitmap of
+# the right sizing is usable, however old.
 # A small seen set is not saved: rebuilding it from the table (about 2.5 us a fingerprint
 # in CPython) is quicker than writing and reading a bitmap that would be nearly all zeros.
 # The filter's sizing is a function of the seen count (``capacity_for``), so a bitmap
 # saved for a count is read back into a filter of the same size.
 
-#: Fingerprints per bitmap byte below which ``save_bitmap`` writes nothing: 1/256 is
+#: Fingerprints per bitmap byte below which a bitmap is not worth saving: 1/256 is
 #: about 70,000 fingerprints (a rebuild of about 0.2 s) at 10 million.
 SAVE_MIN_SEEN_PER_BYTE = 1 / 256
 
@@ -137,31 +141,32 @@ def _header(bloom: BloomFilter, seen: int) -> bytes:
     return f"headway-bloom 1 {seen} {bloom.nbytes} {bloom.probes}\n".encode()
 
 
-def load_bitmap(bloom: BloomFilter, path: Path, seen: int) -> bool:
-    """Fill ``bloom`` from the bitmap saved at ``path`` for ``seen`` fingerprints; False
-    (and a rebuild needed) when there is none or it does not match. The file is removed.
-    Read straight into the filter's memory: no second copy of the bitmap."""
-    header = _header(bloom, seen)
+def load_bitmap(bloom: BloomFilter, path: Path) -> int | None:
+    """Fill ``bloom`` from the bitmap saved at ``path``; the seen count it covered, or
+    None (and ``bloom`` left empty) when there is none, its sizing differs or it is cut
+    short. Read straight into the filter's memory: no second copy of the bitmap."""
     try:
         with path.open("rb") as fh:
-            path.unlink()  # consumed, even if it does not match: never trusted twice
-            if fh.readline(len(header) + 1) != header:
-                return False
+            line = fh.readline(200)
+            fields = line.split()
+            if len(fields) != 5 or fields[:2] != [b"headway-bloom", b"1"]:
+                return None
+            seen = int(fields[2])
+            if line != _header(bloom, seen):  # another sizing
+                return None
             view = memoryview(bloom._bits)
             if fh.readinto(view) != len(view) or fh.read(1):
                 bloom._bits[:] = bytes(len(view))  # a short file: leave no partial bits
-                return False
-    except OSError:
-        return False
-    return True
+                return None
+    except (OSError, ValueError):
+        return None
+    return seen
 
 
-def save_bitmap(bloom: BloomFilter, path: Path, seen: int) -> None:
-    """Save the bitmap for the next ``load_bitmap`` (atomically, written from the filter's
-    own memory; a failure only costs the next start a rebuild, so it is logged). Nothing
-    is written when the seen set is too small to be ``worth_saving``."""
-    if not worth_saving(bloom, seen):
-        return
+def save_bitmap(bloom: BloomFilter, path: Path, seen: int) -> bool:
+    """Save the bitmap of ``seen`` fingerprints (written from the filter's own memory to
+    a new file, then renamed over the last one); False when it could not be written
+    (logged: the next start then loads an older one or rebuilds)."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as fh:
@@ -170,3 +175,7 @@ def save_bitmap(bloom: BloomFilter, path: Path, seen: int) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("could not save the Bloom filter to %s: %s", path, exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return False
+    return True

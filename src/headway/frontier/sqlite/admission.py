@@ -38,12 +38,22 @@ def admit(
         for (fp,) in tx.conn.execute(f"SELECT fp FROM seen WHERE fp IN ({marks})", part):
             del unique[fp]
             dups += 1
+    # the rest are new unless the filter missed them (it was loaded from a checkpoint
+    # older than the table): the table decides, and the filter learns what it missed
+    missed: list[int] = []
+    for part in chunks(list(unique)):
+        marks = ",".join("(?)" for _ in part)
+        sql = f"INSERT INTO seen(fp) VALUES {marks} ON CONFLICT DO NOTHING RETURNING fp"
+        inserted = {fp for (fp,) in tx.conn.execute(sql, part)}
+        missed.extend(fp for fp in part if fp not in inserted)
+    for fp in missed:
+        del unique[fp]
+    dups += len(missed)
+    bloom.add_many([*unique, *missed])  # before COMMIT: a rollback only leaves false positives
     shed = dict.fromkeys(SHED_REASONS, 0)
     if not unique:
         return AddResult(0, dups, shed)
     new = list(unique.values())
-    tx.conn.executemany("INSERT INTO seen(fp) VALUES (?)", [(fp,) for fp in unique])
-    bloom.add_many(unique)  # before COMMIT: a rollback only leaves false positives
     tx.totals["seen"] += len(new)
     groups: dict[str, list[UrlEntry]] = {}
     for e in new:
