@@ -3,7 +3,7 @@ mix fetched over HTTPS with a new connection per fetch; then, with ``--crawl``, 
 (and Scrapy) crawling that case, and their ratio to the floor.
 
 Run: ``.venv/bin/python benchmarks/bench_floor.py [--sample 200] [--crawl --seconds 30]
-[--scrapy-python .venv-scrapy/bin/python]``.
+[--http-client aiohttp curl] [--scrapy-python .venv-scrapy/bin/python]``.
 
 The pages: the simulated web of ``headway bench --pages-mix real`` (50 hosts x 40 pages,
 seed 0; sizes log-normal with median 138 KB and mean 242 KB, links growing with size:
@@ -402,7 +402,9 @@ def crawl(args: argparse.Namespace, floor: dict[str, float]) -> None:
             mix="real",
             idle=args.server_idle,
             resumption=resumption,
+            client=client,
         )
+        for client in dict.fromkeys(args.http_client)
         for resumption in (True, False)
     ]
     results = run_bench(cases)
@@ -457,6 +459,13 @@ def main() -> int:
     ap.add_argument("--server-idle", type=float, default=0.5, help="server's idle time-out")
     ap.add_argument("--seconds", type=float, default=30.0, help="each crawl stops after this")
     ap.add_argument("--scrapy-python", default=str(SCRAPY_PYTHON))
+    ap.add_argument(
+        "--http-client",
+        nargs="+",
+        default=["aiohttp"],
+        choices=["aiohttp", "curl"],
+        help="headway's HTTP clients to crawl with, each in turn (curl: the curl extra)",
+    )
     args = ap.parse_args()
     port = free_port()
     argv = [sys.executable, "-m", "headway.cli", "simweb", "--hosts", str(args.hosts)]
