@@ -49,6 +49,7 @@ not in the OS's cache), and then checkpointed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import sys
@@ -261,7 +262,8 @@ class SqliteFrontier:
         self._recent = 0
         started = time.perf_counter()
         if not worth_saving(self._bloom, seen):
-            self._bloom_path.unlink(missing_ok=True)  # an older, larger one: not loadable
+            with contextlib.suppress(OSError):  # an older one, of another size: harmless
+                self._bloom_path.unlink(missing_ok=True)
         elif save_bitmap(self._bloom, self._bloom_path, seen):
             log.info(
                 "Bloom filter checkpoint: %d fingerprints (%d KiB) in %.2f s",
