@@ -43,7 +43,7 @@ cheap after a clean close or a kill: every ``checkpoint_every()`` new fingerprin
 after a grow and at close, its bitmap is saved (``save_bitmap``), and on open the last
 one is loaded; only without one (a new or small store, a damaged file) is the filter
 rebuilt from all of ``seen`` (about 2.5 us a fingerprint in CPython, plus reading the
-table: about 20 minutes at 96 million fingerprints on the benchmark machine, the file
+table: about 19 minutes at 96 million fingerprints on the benchmark machine, the file
 not in the OS's cache), and then checkpointed.
 """
 
