@@ -226,3 +226,30 @@ def test_an_sqlite_too_old_is_a_clear_error(
     with pytest.raises(StoreError, match=r"needs SQLite 3\.35\.0 or later.*has SQLite 3\.31\.1"):
         SqliteFrontier(tmp_path / "f.sqlite3", LIMITS, node_id="n")
     assert not (tmp_path / "f.sqlite3").exists()
+
+
+def test_a_page_cache_too_small_for_the_frontier_is_warned_of_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past about 6 bytes of page cache per seen URL admission slows down: the store
+    says so once, naming the setting and a size that fits, at open and as it grows
+    (checked at each checkpoint)."""
+    from headway.frontier.sqlite import backend
+
+    monkeypatch.setattr(backend, "checkpoint_every", lambda bloom: 100)
+    db = tmp_path / "f.sqlite3"
+    with caplog.at_level(logging.WARNING, logger="headway.frontier.sqlite"):
+        f = SqliteFrontier(db, LIMITS, node_id="n", cache_size_kib=1)  # 1 KiB: 170 URLs
+        f.add(_entries([f"http://h.example/{i}" for i in range(100)]), 0.0)
+        assert "page cache" not in caplog.text
+        for start in range(100, 400, 100):
+            f.add(_entries([f"http://h.example/{i}" for i in range(start, start + 100)]), 0.0)
+        f.close()
+    warned = [r.getMessage() for r in caplog.records if "page cache" in r.getMessage()]
+    assert len(warned) == 1 and "--frontier-cache-mib 1 or more" in warned[0], warned
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="headway.frontier.sqlite"):
+        SqliteFrontier(db, LIMITS, node_id="n", cache_size_kib=1).close()  # at open
+        SqliteFrontier(db, LIMITS, node_id="n", cache_size_kib=4096).close()  # 4 MiB: fits
+    warned = [r.getMessage() for r in caplog.records if "page cache" in r.getMessage()]
+    assert len(warned) == 1 and "holds 400 URLs" in warned[0], warned

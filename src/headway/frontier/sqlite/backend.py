@@ -98,6 +98,11 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LIMITS = FrontierLimits()
 
+#: Bytes of page cache per seen URL under which admission slows down (measured: a 64 MiB
+#: cache kept its rate at 10 million URLs, 6.7 bytes each, and lost two thirds of it by
+#: 14 million, 4.8; docs/scaling.md, "Past 10 million URLs: the page cache sets the pace").
+CACHE_BYTES_PER_URL = 6
+
 #: The oldest SQLite the frontier runs on (``INSERT ... RETURNING``, 3.35, March 2021).
 MIN_SQLITE = (3, 35, 0)
 
@@ -157,6 +162,8 @@ class SqliteFrontier:
         self._limits = limits
         self._bloom_capacity = limits.bloom_capacity  # sized to the seen set once read
         self._recent = 0  # fingerprints added since the Bloom filter's last checkpoint
+        self._cache_bytes = int(cache_size_kib) * 1024
+        self._cache_warned = False
         self._checkpoint_at = sys.maxsize  # checkpoint_every() once the filter is built
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -197,6 +204,7 @@ class SqliteFrontier:
             if worth_saving(self._bloom, seen):
                 self._checkpoint()
         self._checkpoint_at = checkpoint_every(self._bloom)
+        self._check_cache()
         log.info(
             "frontier %s opened: Bloom filter of %d seen fingerprints (%d KiB) %s in %.2f s",
             path,
@@ -255,11 +263,29 @@ class SqliteFrontier:
         except sqlite3.Error as exc:  # a grown filter is not used: the old one stays
             raise StoreError(f"frontier store failed: {exc}") from exc
 
+    def _check_cache(self) -> None:
+        """Warn once when the seen set outgrows what the page cache keeps fast."""
+        seen = self._totals["seen"]
+        if self._cache_warned or seen * CACHE_BYTES_PER_URL <= self._cache_bytes:
+            return
+        self._cache_warned = True
+        want = -(-seen * CACHE_BYTES_PER_URL * 4 // 2**20)  # room to grow 4-fold
+        log.warning(
+            "the frontier holds %d URLs and its page cache is %d KiB: with under %d bytes"
+            " of cache per URL admission slows down (docs/scaling.md); --frontier-cache-mib"
+            " %d or more keeps it fast",
+            seen,
+            self._cache_bytes >> 10,
+            CACHE_BYTES_PER_URL,
+            want,
+        )
+
     def _checkpoint(self) -> None:
         """Save the Bloom filter's bitmap for the next open (see the module docstring);
         none for a seen set too small to be worth it (the next open rebuilds it)."""
         seen = self._totals["seen"]
         self._recent = 0
+        self._check_cache()
         started = time.perf_counter()
         if not worth_saving(self._bloom, seen):
             with contextlib.suppress(OSError):  # an older one, of another size: harmless
