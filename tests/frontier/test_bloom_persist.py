@@ -32,7 +32,7 @@ def _open(db: Path, caplog: pytest.LogCaptureFixture) -> tuple[SqliteFrontier, s
 
 
 def _all_in_filter(f: SqliteFrontier, urls: list[str]) -> bool:
-    return all(fingerprint(u) in f._bloom for u in urls)
+    return all(fingerprint(u) in f._seen.bloom for u in urls)
 
 
 def test_saved_bitmap_is_used_after_a_clean_close_and_after_a_kill(
@@ -72,9 +72,9 @@ def test_a_killed_store_reopens_from_its_last_periodic_checkpoint(
     """Checkpoints come every ``checkpoint_every()`` new fingerprints while the store
     runs (here every 300): a store killed after 1,000 reopens from the one at 900,
     every URL still seen."""
-    from headway.frontier.sqlite import backend
+    from headway.frontier.sqlite import seenfilter
 
-    monkeypatch.setattr(backend, "checkpoint_every", lambda bloom: 300)
+    monkeypatch.setattr(seenfilter, "checkpoint_every", lambda bloom: 300)
     db = tmp_path / "f.sqlite3"
     f, how = _open(db, caplog)
     assert "rebuilt" in how  # a new store: nothing to load
@@ -125,7 +125,7 @@ def test_truncated_bitmap_is_refused(tmp_path: Path, caplog: pytest.LogCaptureFi
     saved.write_bytes(saved.read_bytes()[:-10])  # cut short, as by a full disk
     f, how = _open(db, caplog)
     assert "rebuilt" in how
-    assert fingerprint("http://h.example/a") in f._bloom  # rebuilt, not half-loaded
+    assert fingerprint("http://h.example/a") in f._seen.bloom  # rebuilt, not half-loaded
     assert f.add(_entries(["http://h.example/b"]), 1.0).added == 1
     f.close()
 
@@ -135,13 +135,13 @@ def test_a_bitmap_that_cannot_be_written_leaves_the_last_one(
 ) -> None:
     """A failed write (a full disk) is logged; the next open loads the last good
     checkpoint, and what was admitted after it is still seen."""
-    from headway.frontier.sqlite import backend
+    from headway.frontier.sqlite import seenfilter
 
     db = tmp_path / "f.sqlite3"
     f = SqliteFrontier(db, LIMITS, node_id="n")
     f.add(_entries(FILL), 0.0)
     f.close()  # a good checkpoint of 200
-    monkeypatch.setattr(backend, "save_bitmap", lambda *a: False)
+    monkeypatch.setattr(seenfilter, "save_bitmap", lambda *a: False)
     f = SqliteFrontier(db, LIMITS, node_id="n")
     more = [f"http://h.example/more{i}" for i in range(30)]
     f.add(_entries(more), 1.0)
@@ -161,7 +161,7 @@ def test_a_small_seen_set_is_not_saved_but_rebuilt(tmp_path: Path) -> None:
     f.close()
     assert not saved.exists()  # 2 fingerprints: the rebuild is cheaper than 12 KB of bitmap
     f = SqliteFrontier(db, LIMITS, node_id="n")
-    assert fingerprint("http://h.example/b") in f._bloom
+    assert fingerprint("http://h.example/b") in f._seen.bloom
     assert f.add(_entries(["http://h.example/a"]), 1.0).duplicates == 1
     f.close()
 
@@ -172,7 +172,7 @@ def test_a_small_crawl_gets_a_small_filter(tmp_path: Path) -> None:
     f = SqliteFrontier(tmp_path / "f.sqlite3", FrontierLimits(), node_id="n")
     urls = [f"http://h.example/{i}" for i in range(510)]
     assert f.add(_entries(urls), 0.0).added == 510
-    assert f._bloom.nbytes < 130_000
+    assert f._seen.bloom.nbytes < 130_000
     f.close()
     saved = tmp_path / "f.sqlite3.bloom"
     assert not saved.exists() or saved.stat().st_size < 130_000
@@ -185,23 +185,23 @@ def test_the_filter_grows_with_the_seen_set_and_persists(
     to the configured capacity; no admitted URL is ever missing from it, and the bitmap
     saved at the configured size is loaded back."""
     from headway.frontier import bloom
-    from headway.frontier.sqlite import backend
+    from headway.frontier.sqlite import seenfilter
 
     monkeypatch.setattr(bloom, "START_CAPACITY", 100)
     monkeypatch.setattr(
-        backend, "capacity_for", lambda seen, most: bloom.capacity_for(seen, most, 100)
+        seenfilter, "capacity_for", lambda seen, most: bloom.capacity_for(seen, most, 100)
     )
     db = tmp_path / "f.sqlite3"
     f = SqliteFrontier(db, LIMITS, node_id="n")  # at most 10,000
-    sizes = [f._bloom.nbytes]
+    sizes = [f._seen.bloom.nbytes]
     admitted: list[str] = []
     for batch in range(30):
         urls = [f"http://h.example/{batch}/{i}" for i in range(200)]
         assert f.add(_entries(urls), 0.0).added == 200
         admitted += urls
-        sizes.append(f._bloom.nbytes)
-        assert all(fp in f._bloom for fp in (fingerprint(u) for u in admitted))
-    assert f._bloom_capacity == 10_000  # 100 -> 1,600 -> 10,000 (the configured capacity)
+        sizes.append(f._seen.bloom.nbytes)
+        assert all(fp in f._seen.bloom for fp in (fingerprint(u) for u in admitted))
+    assert f._seen.capacity == 10_000  # 100 -> 1,600 -> 10,000 (the configured capacity)
     assert len(set(sizes)) == 3 and sizes == sorted(sizes)
     assert f.add(_entries(admitted[:50]), 1.0).duplicates == 50
     f.close()
@@ -209,8 +209,8 @@ def test_the_filter_grows_with_the_seen_set_and_persists(
     with caplog.at_level(logging.INFO, logger="headway.frontier.sqlite"):
         f = SqliteFrontier(db, LIMITS, node_id="n")
     assert "loaded from its checkpoint" in caplog.text  # it matched the sizing
-    assert f._bloom.nbytes == sizes[-1]
-    assert all(fp in f._bloom for fp in (fingerprint(u) for u in admitted))
+    assert f._seen.bloom.nbytes == sizes[-1]
+    assert all(fp in f._seen.bloom for fp in (fingerprint(u) for u in admitted))
     f.close()
 
 
@@ -234,9 +234,9 @@ def test_a_page_cache_too_small_for_the_frontier_is_warned_of_once(
     """Past about 6 bytes of page cache per seen URL admission slows down: the store
     says so once, naming the setting and a size that fits, at open and as it grows
     (checked at each checkpoint)."""
-    from headway.frontier.sqlite import backend
+    from headway.frontier.sqlite import seenfilter
 
-    monkeypatch.setattr(backend, "checkpoint_every", lambda bloom: 100)
+    monkeypatch.setattr(seenfilter, "checkpoint_every", lambda bloom: 100)
     db = tmp_path / "f.sqlite3"
     with caplog.at_level(logging.WARNING, logger="headway.frontier.sqlite"):
         f = SqliteFrontier(db, LIMITS, node_id="n", cache_size_kib=1)  # 1 KiB: 170 URLs

@@ -35,25 +35,14 @@ Admission (the seen check, host budgets and shedding) is in ``admission.py``, se
 leased URLs in ``settle.py``; the schema and the host rows of one transaction (``Tx``)
 in ``rows.py``.
 
-The in-memory Bloom filter holds the fps of ``seen`` (the table decides: a new fp goes
-in through ``INSERT ... ON CONFLICT DO NOTHING``, so one the filter misses is found seen
-all the same, and learned). Sized to the seen set, it is rebuilt 16 times larger when a
-transaction outgrows it (``_grow_bloom``, ``capacity_for``). Checkpoints keep a restart
-cheap after a clean close or a kill: every ``checkpoint_every()`` new fingerprints,
-after a grow and at close, its bitmap is saved (``save_bitmap``), and on open the last
-one is loaded; only without one (a new or small store, a damaged file) is the filter
-rebuilt from all of ``seen`` (about 2.5 us a fingerprint in CPython, plus reading the
-table: about 19 minutes at 96 million fingerprints on the benchmark machine, the file
-not in the OS's cache), and then checkpointed.
+The in-memory Bloom filter in front of ``seen``, its growth and its checkpoints are
+``SeenFilter``'s (``seenfilter.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sqlite3
-import sys
-import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,13 +51,7 @@ from typing import Any
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.errors import StoreError
-from headway.frontier.bloom import (
-    BloomFilter,
-    capacity_for,
-    load_bitmap,
-    save_bitmap,
-    worth_saving,
-)
+from headway.frontier.bloom import BloomFilter
 from headway.frontier.sqlite.admission import admit
 from headway.frontier.sqlite.park import park_revisits, unpark_revisits
 from headway.frontier.sqlite.rows import (
@@ -82,6 +65,7 @@ from headway.frontier.sqlite.rows import (
     Tx,
     chunks,
 )
+from headway.frontier.sqlite.seenfilter import SeenFilter
 from headway.frontier.sqlite.settle import settle
 from headway.frontier.store import (
     SHED_REASONS,
@@ -98,23 +82,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LIMITS = FrontierLimits()
 
-#: Bytes of page cache per seen URL under which admission slows down (measured: a 64 MiB
-#: cache kept its rate at 10 million URLs, 6.7 bytes each, and lost two thirds of it by
-#: 14 million, 4.8; docs/scaling.md, "Past 10 million URLs: the page cache sets the pace").
-CACHE_BYTES_PER_URL = 6
-
 #: The oldest SQLite the frontier runs on (``INSERT ... RETURNING``, 3.35, March 2021).
 MIN_SQLITE = (3, 35, 0)
-
-#: Fewest fingerprints added between two checkpoints of the Bloom filter; with a large
-#: filter, one sixteenth of its bytes (bitmap written per fingerprint: at most 16 bytes).
-CHECKPOINT_MIN_ADDED = 1_000_000
-
-
-def checkpoint_every(bloom: BloomFilter) -> int:
-    """Fingerprints added after which the Bloom filter is checkpointed."""
-    return max(CHECKPOINT_MIN_ADDED, bloom.nbytes // 16)
-
 
 _LEASE_COLS = "SELECT id, url, depth, priority, fp, via, attempts, validators, fetches, handler"
 #: Ready URLs of a host by priority, then oldest; pinned to the host-queue index (the
@@ -160,11 +129,7 @@ class SqliteFrontier:
             )
         self._node_id = node_id
         self._limits = limits
-        self._bloom_capacity = limits.bloom_capacity  # sized to the seen set once read
-        self._recent = 0  # fingerprints added since the Bloom filter's last checkpoint
-        self._cache_bytes = int(cache_size_kib) * 1024
-        self._cache_warned = False
-        self._checkpoint_at = sys.maxsize  # checkpoint_every() once the filter is built
+        self._seen: SeenFilter | None = None  # once the file is open and upgraded
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -190,28 +155,16 @@ class SqliteFrontier:
         self._totals = dict(conn.execute("SELECT name, value FROM totals"))
         self._shed = dict(conn.execute("SELECT reason, count FROM shed"))
         seen = self._totals["seen"]
-        self._bloom_capacity = capacity_for(seen, limits.bloom_capacity)
-        self._bloom = BloomFilter(self._bloom_capacity, limits.bloom_error)
-        self._bloom_path = Path(path).with_name(Path(path).name + ".bloom")
-        started = time.perf_counter()
-        covered = load_bitmap(self._bloom, self._bloom_path)
-        if covered is not None:
-            how = f"loaded from its checkpoint of {covered} fingerprints"
-            self._recent = max(0, seen - covered)  # missing from it until seen again
-        else:  # load_bitmap left the filter empty
-            how = "rebuilt from the seen table (no checkpoint to load)"
-            self._fill_bloom(self._bloom)
-            if worth_saving(self._bloom, seen):
-                self._checkpoint()
-        self._checkpoint_at = checkpoint_every(self._bloom)
-        self._check_cache()
+        bitmap = Path(path).with_name(Path(path).name + ".bloom")
+        self._seen = SeenFilter(conn, bitmap, limits, seen, int(cache_size_kib) * 1024)
+        how, took = self._seen.opened
         log.info(
             "frontier %s opened: Bloom filter of %d seen fingerprints (%d KiB) %s in %.2f s",
             path,
             seen,
-            self._bloom.nbytes // 1024,
+            self._seen.bloom.nbytes // 1024,
             how,
-            time.perf_counter() - started,
+            took,
         )
 
     @property
@@ -248,79 +201,14 @@ class SqliteFrontier:
             self._totals[name] += delta
         for reason, delta in tx.shed.items():
             self._shed[reason] = self._shed.get(reason, 0) + delta
-        self._recent += tx.totals["seen"]
-        if self._totals["seen"] > self._bloom_capacity:
-            self._grow_bloom()
-        elif self._recent >= self._checkpoint_at:
-            self._checkpoint()
-
-    def _fill_bloom(self, bloom: BloomFilter) -> None:
-        assert self._conn is not None
-        try:
-            cur = self._conn.execute("SELECT fp FROM seen")
-            while rows := cur.fetchmany(65_536):
-                bloom.add_many(r[0] for r in rows)
-        except sqlite3.Error as exc:  # a grown filter is not used: the old one stays
-            raise StoreError(f"frontier store failed: {exc}") from exc
-
-    def _check_cache(self) -> None:
-        """Warn once when the seen set outgrows what the page cache keeps fast."""
-        seen = self._totals["seen"]
-        if self._cache_warned or seen * CACHE_BYTES_PER_URL <= self._cache_bytes:
-            return
-        self._cache_warned = True
-        want = -(-seen * CACHE_BYTES_PER_URL * 4 // 2**20)  # room to grow 4-fold
-        log.warning(
-            "the frontier holds %d URLs and its page cache is %d KiB: with under %d bytes"
-            " of cache per URL admission slows down (docs/scaling.md); --frontier-cache-mib"
-            " %d or more keeps it fast",
-            seen,
-            self._cache_bytes >> 10,
-            CACHE_BYTES_PER_URL,
-            want,
-        )
-
-    def _checkpoint(self) -> None:
-        """Save the Bloom filter's bitmap for the next open (see the module docstring);
-        none for a seen set too small to be worth it (the next open rebuilds it)."""
-        seen = self._totals["seen"]
-        self._recent = 0
-        self._check_cache()
-        started = time.perf_counter()
-        if not worth_saving(self._bloom, seen):
-            with contextlib.suppress(OSError):  # an older one, of another size: harmless
-                self._bloom_path.unlink(missing_ok=True)
-        elif save_bitmap(self._bloom, self._bloom_path, seen):
-            log.info(
-                "Bloom filter checkpoint: %d fingerprints (%d KiB) in %.2f s",
-                seen,
-                self._bloom.nbytes >> 10,
-                time.perf_counter() - started,
-            )
-        crashpoints.reached(CrashPoint.BLOOM_SAVED)
-
-    def _grow_bloom(self) -> None:
-        """Replace the Bloom filter by one sized for the seen set (the committed table
-        holds every fingerprint the old filter did)."""
-        capacity = capacity_for(self._totals["seen"], self._limits.bloom_capacity)
-        if capacity <= self._bloom_capacity:
-            return  # at the configured capacity: it fills past it, hits are confirmed
-        started = time.perf_counter()
-        bloom = BloomFilter(capacity, self._limits.bloom_error)
-        self._fill_bloom(bloom)
-        self._bloom, self._bloom_capacity = bloom, capacity
-        took = time.perf_counter() - started
-        log.info(
-            "Bloom filter grown to %d KiB (%d URLs) in %.2f s", bloom.nbytes >> 10, capacity, took
-        )
-        self._checkpoint_at = checkpoint_every(bloom)
-        self._checkpoint()  # the last one is of the smaller filter: no longer loadable
+        if self._seen is not None:
+            self._seen.committed(tx.totals["seen"], self._totals["seen"])
 
     # -- FrontierStore -----------------------------------------------------------------
 
     def add(self, entries: Sequence[UrlEntry], now: float) -> AddResult:
         with self._tx() as tx:
-            return admit(tx, self._bloom, self._limits, self._totals["queued"], entries)
+            return admit(tx, self._filter(), self._limits, self._totals["queued"], entries)
 
     def complete(
         self, completions: Sequence[Completion], discovered: Sequence[UrlEntry], now: float
@@ -330,7 +218,7 @@ class SqliteFrontier:
             for c in completions:
                 wanted.setdefault(c.id, c)
             settle(tx, wanted)
-            return admit(tx, self._bloom, self._limits, self._totals["queued"], discovered)
+            return admit(tx, self._filter(), self._limits, self._totals["queued"], discovered)
 
     def ready_hosts(
         self, now: float, limit: int, exclude: Collection[str] = ()
@@ -536,12 +424,17 @@ class SqliteFrontier:
 
     def close(self) -> None:
         if self._conn is not None:
-            if hasattr(self, "_bloom_path") and self._recent:
-                self._checkpoint()
+            if self._seen is not None:
+                self._seen.close(self._totals["seen"])
             self._conn.close()
             self._conn = None
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _filter(self) -> BloomFilter:
+        if self._seen is None:
+            raise StoreError("frontier store is closed")
+        return self._seen.bloom
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         if self._conn is None:
