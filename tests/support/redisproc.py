@@ -204,22 +204,21 @@ class RedisCluster:
         try:
             for s in self.servers:
                 s.start()
-            create = subprocess.run(
-                [
-                    cli,
-                    "--cluster",
-                    "create",
-                    *(s.address for s in self.servers),
-                    "--cluster-replicas",
-                    str(self._replicas),
-                    "--cluster-yes",
-                ],
-                capture_output=True,
-                timeout=self._timeout,
-                check=False,
-            )
-            if create.returncode != 0:
-                raise RedisProcError(f"redis-cli --cluster create failed: {create.stdout!r}")
+            argv = [cli, "--cluster", "create", *(s.address for s in self.servers)]
+            argv += ["--cluster-replicas", str(self._replicas), "--cluster-yes"]
+            try:
+                create = subprocess.run(argv, capture_output=True, timeout=self._timeout)
+            except subprocess.TimeoutExpired:
+                # redis-cli sends its CLUSTER MEETs once and then waits for the join;
+                # a handshake that did not finish within the node time-out (a loaded
+                # machine) is dropped and the wait never ends. Its slots are assigned
+                # by then: meet again, and wait below (replicas are not set up then,
+                # and the wait below says so)
+                for s in self.servers[1:]:
+                    self.servers[0].cli("CLUSTER", "MEET", "127.0.0.1", str(s.port))
+            else:
+                if create.returncode != 0:
+                    raise RedisProcError(f"redis-cli --cluster create failed: {create.stdout!r}")
             deadline = time.monotonic() + self._timeout
             while time.monotonic() < deadline:
                 infos = [s.cli("CLUSTER", "INFO") for s in self.servers]
