@@ -1,26 +1,53 @@
 #!/usr/bin/env bash
 # Installs everything the tests need into .venv and runs lint, types and the test suite.
 # Usage: bash scripts/test.sh [extra pytest args]
+#
+# The test environment comes from the versions pinned in constraints/ (test.txt, build.txt,
+# pywb.txt), so that a release elsewhere cannot break a build; users of the package get
+# the ranges of pyproject.toml. HEADWAY_TEST_NEWEST=1 runs the same suite against the
+# newest releases the ranges allow instead, in virtualenvs of its own (.venv-newest,
+# .venv-newest-pywb), to see what moving the pins would need (scripts/lock.sh moves them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
-if [ ! -x .venv/bin/python ]; then
-    "$PY" -m venv .venv
+if [ "${HEADWAY_TEST_NEWEST:-0}" = "1" ]; then
+    VENV=.venv-newest
+    PYWB_VENV=.venv-newest-pywb
+    PINS=()
+    PYWB_PINS=()
+    UPGRADE=(--upgrade --upgrade-strategy eager)
+    echo "== the newest releases the ranges allow (not the pins of constraints/)"
+else
+    VENV=.venv
+    PYWB_VENV=.venv-pywb
+    PINS=(-c constraints/test.txt --build-constraint constraints/build.txt)
+    PYWB_PINS=(-c constraints/pywb.txt)
+    UPGRADE=()
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[test]"
+PIP_PIN="$(grep -E '^pip==' constraints/test.txt)"
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PY" -m venv "$VENV"
+fi
+if [ "${#PINS[@]}" -gt 0 ]; then
+    "$VENV/bin/python" -m pip install --quiet "$PIP_PIN"
+else
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+fi
+"$VENV/bin/python" -m pip install --quiet "${PINS[@]}" "${UPGRADE[@]}" -e ".[test]"
 # pywb, for the test that replays a crawl from headway's own index, in a venv of its own
-# (its dependencies are not headway's). A failed install is reported; that test then
-# skips and names the log.
-if [ ! -x .venv-pywb/bin/wayback ]; then
+# (its dependencies are not headway's: it pins redis 2.10). A failed install is reported;
+# that test then skips and names the log.
+if [ ! -x "$PYWB_VENV/bin/wayback" ]; then
     echo "== pywb (for the replay test)"
-    rm -rf .venv-pywb
-    if ! { "$PY" -m venv .venv-pywb \
-        && .venv-pywb/bin/python -m pip install --quiet "pywb>=2.8,<3"; } >.pywb-install.log 2>&1; then
+    rm -rf "$PYWB_VENV"
+    if ! { "$PY" -m venv "$PYWB_VENV" \
+        && "$PYWB_VENV/bin/python" -m pip install --quiet "${PYWB_PINS[@]}" "pywb>=2.8,<3"; } \
+        >.pywb-install.log 2>&1; then
         echo "pywb could not be installed (see .pywb-install.log): its replay test will skip"
     fi
 fi
+export PYWB_WAYBACK="$PWD/$PYWB_VENV/bin/wayback"
 # The Redis backend's tests start their own redis-server processes (Debian's package).
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then
@@ -51,10 +78,10 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 echo "== ruff"
-.venv/bin/ruff check src tests benchmarks scripts
-.venv/bin/ruff format --check src tests benchmarks scripts
+"$VENV/bin/ruff" check src tests benchmarks scripts
+"$VENV/bin/ruff" format --check src tests benchmarks scripts
 echo "== mypy (strict, src)"
-.venv/bin/mypy src
+"$VENV/bin/mypy" src
 # Most tests wait (politeness gaps, time-outs, servers going away) far more than they
 # compute, so they run in parallel workers; the few that measure time or memory (marked
 # "serial") run alone afterwards. HEADWAY_TEST_WORKERS=1 runs everything in one process.
@@ -62,12 +89,12 @@ WORKERS="${HEADWAY_TEST_WORKERS:-3}"
 status=0
 if [ "$WORKERS" -gt 1 ]; then
     echo "== pytest ($WORKERS workers; the timing- and memory-sensitive tests after, alone)"
-    .venv/bin/python -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" "$@" || status=$?
+    "$VENV/bin/python" -m pytest -q -n "$WORKERS" --dist worksteal -m "not serial" "$@" || status=$?
     serial=0
-    .venv/bin/python -m pytest -q -m serial "$@" || serial=$?
+    "$VENV/bin/python" -m pytest -q -m serial "$@" || serial=$?
 else
     echo "== pytest"
-    .venv/bin/python -m pytest -q "$@" || status=$?
+    "$VENV/bin/python" -m pytest -q "$@" || status=$?
     serial=0
 fi
 # exit status 5: no test selected in that phase (e.g. -k matched none of its tests)

@@ -141,12 +141,18 @@ def script_routing() -> dict[str, Any]:
         request_policy=RequestPolicy.DEFAULT_KEYED, response_policy=ResponsePolicy.DEFAULT_KEYED
     )
 
-    class ScriptPolicies(BasePolicyResolver):
-        def with_fallback(self, fallback: Any) -> Any:
-            return ScriptPolicies(self._policies, fallback)
+    policies: dict[str, dict[str, CommandPolicies]] = {"core": {"evalsha": keyed, "eval": keyed}}
 
-    policies = {"core": {"evalsha": keyed, "eval": keyed}}
-    return {"policy_resolver": ScriptPolicies(policies, StaticPolicyResolver())}
+    class ScriptPolicies(BasePolicyResolver):
+        # Keeps its own records: redis-py 8.2 rebuilt the base class around a metadata
+        # resolver, and the attribute 8.0 and 8.1 kept them in (``_policies``) is gone.
+        def __init__(self, fallback: Any = None) -> None:
+            super().__init__(policies, fallback)
+
+        def with_fallback(self, fallback: Any) -> Any:
+            return ScriptPolicies(fallback)
+
+    return {"policy_resolver": ScriptPolicies(StaticPolicyResolver())}
 
 
 class _Cluster(RedisCluster):
