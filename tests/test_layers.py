@@ -156,7 +156,6 @@ LAYOUT_READERS: dict[str, set[str]] = {
     "headway.cli.report": {"headway.frontier.redis.status", "headway.frontier.sqlite.status"},
     "headway.cli.control": {"headway.frontier.redis.status"},
     "headway.control.redis_log": {"headway.frontier.redis.keys"},
-    "headway.console.app": {"headway.frontier.redis.connect"},
     "headway.console.sources": {
         "headway.frontier.redis.connect",
         "headway.frontier.redis.counts",

@@ -41,7 +41,7 @@ from aiohttp import web
 from headway.console.snapshot import SORTS
 from headway.console.sources import ControlDesk, Source
 from headway.errors import ConfigError, ControlError, HeadwayError
-from headway.frontier.redis.connect import mask_store_url
+from headway.frontier.storeurl import mask_store_url
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from headway.console.view import crawl_view
 from headway.control import Control, ControlKind, ControlLog, CrawlRef, check_args
 from headway.control import open_control_log as _open_control_log
 from headway.errors import HeadwayError
-from headway.frontier.redis.connect import mask_store_url
+from headway.frontier.storeurl import mask_store_url
 from headway.runtime.worker import ThreadWorker
 
 #: Controls the page shows (the latest).

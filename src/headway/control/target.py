@@ -49,7 +49,7 @@ class CrawlRef:
     def shown(self) -> str:
         """The crawl as it may be printed (a store's password masked)."""
         if self.store:
-            from headway.frontier.redis.connect import mask_store_url
+            from headway.frontier.storeurl import mask_store_url
 
             return f"crawl {self.crawl_id} in {mask_store_url(self.store)}"
         return str(self.directory)

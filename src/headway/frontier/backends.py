@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from headway.errors import ConfigError
+from headway.errors import ConfigError, StoreError
 from headway.frontier.store import FrontierCounts, FrontierLimits, FrontierStore
 
 #: Scheme of the ``store`` setting -> module that provides its ``BACKEND``.
@@ -105,6 +105,8 @@ def backend_for(store: str) -> FrontierBackend:
     try:
         module = importlib.import_module(name)
         backend: FrontierBackend = module.BACKEND
+    except StoreError as exc:  # the backend's own word on what this installation lacks
+        raise ConfigError("frontier.store", str(exc)) from None
     except (ImportError, AttributeError) as exc:
         raise ConfigError(
             "frontier.store",

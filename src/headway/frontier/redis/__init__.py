@@ -7,19 +7,25 @@ implementation (``backend``). ``BACKEND`` is what
 
 from __future__ import annotations
 
-from headway.errors import ConfigError, HeadwayError
-from headway.frontier.backends import StoreTarget
-from headway.frontier.redis.backend import RedisFrontier
-from headway.frontier.redis.connect import (
+from headway.frontier.redisclient import require_client
+
+# Every way into this package passes here first: an unusable redis-py is one StoreError
+# naming the version needed, before any module below imports it.
+require_client()
+
+from headway.errors import ConfigError, HeadwayError  # noqa: E402
+from headway.frontier.backends import StoreTarget  # noqa: E402
+from headway.frontier.redis.backend import RedisFrontier  # noqa: E402
+from headway.frontier.redis.connect import connect  # noqa: E402
+from headway.frontier.redis.counts import read_counts  # noqa: E402
+from headway.frontier.redis.keys import CrawlKeys  # noqa: E402
+from headway.frontier.store import FrontierCounts  # noqa: E402
+from headway.frontier.storeurl import (  # noqa: E402
     StoreUrl,
-    connect,
     is_redis_url,
     mask_store_url,
     parse_store_url,
 )
-from headway.frontier.redis.counts import read_counts
-from headway.frontier.redis.keys import CrawlKeys
-from headway.frontier.store import FrontierCounts
 
 
 def _crawl_id(target: StoreTarget) -> str:

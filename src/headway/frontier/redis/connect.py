@@ -1,25 +1,12 @@
-"""Store URLs, Redis clients and the frontier's Lua scripts.
-
-Store URL forms (the ``store`` setting):
-
-- ``redis://[[user]:password@]host:port[/db]``: one Redis server (db defaults to 0).
-- ``rediss://...``: the same over TLS.
-- ``redis+cluster://[[user]:password@]host1:port1,host2:port2,...``: a Redis Cluster,
-  reached through any of the listed nodes (``rediss+cluster://`` for TLS). A cluster has
-  only db 0.
-
-``mask_store_url`` is the only form of a store URL that may be printed or logged: the
-password is replaced by ``***``.
-"""
+"""Redis clients and the frontier's Lua scripts. Store URLs are parsed and masked in
+``headway.frontier.storeurl`` (re-exported here), which needs no Redis client."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -29,10 +16,29 @@ from redis.retry import Retry
 
 from headway.errors import StoreError
 from headway.frontier.redis.epoch import epoch_key_of
+from headway.frontier.storeurl import (
+    SCHEMES,
+    StoreUrl,
+    is_redis_url,
+    mask_store_url,
+    parse_store_url,
+)
 
 log = logging.getLogger(__name__)
 
-SCHEMES = ("redis", "rediss", "redis+cluster", "rediss+cluster")
+__all__ = [
+    "SCHEMES",
+    "SCRIPT_NAMES",
+    "Scripts",
+    "StoreUrl",
+    "connect",
+    "is_redis_url",
+    "mask_store_url",
+    "parse_store_url",
+    "script_routing",
+    "script_text",
+]
+
 SCRIPT_NAMES = (
     "admit",
     "lease",
@@ -44,85 +50,6 @@ SCRIPT_NAMES = (
     "shard",
     "park",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class StoreUrl:
-    """A parsed ``redis://``, ``rediss://`` or ``redis+cluster://`` store URL."""
-
-    tls: bool
-    cluster: bool
-    nodes: tuple[tuple[str, int], ...]
-    db: int
-    username: str | None
-    password: str | None
-
-    def masked(self) -> str:
-        scheme = ("rediss" if self.tls else "redis") + ("+cluster" if self.cluster else "")
-        auth = ""
-        if self.username or self.password:
-            auth = f"{self.username or ''}{':***' if self.password else ''}@"
-        where = ",".join(f"{h}:{p}" for h, p in self.nodes)
-        tail = "" if self.cluster else f"/{self.db}"
-        return f"{scheme}://{auth}{where}{tail}"
-
-
-def is_redis_url(text: str) -> bool:
-    return text.split("://", 1)[0].lower() in SCHEMES and "://" in text
-
-
-def parse_store_url(text: str) -> StoreUrl:
-    """Parse a store URL; a clear ``StoreError`` (with the password masked) when bad."""
-    scheme, sep, rest = text.partition("://")
-    scheme = scheme.lower()
-    if not sep or scheme not in SCHEMES:
-        raise StoreError(f"store URL must start with one of {', '.join(SCHEMES)}://")
-    cluster = scheme.endswith("+cluster")
-    tls = scheme.startswith("rediss")
-    auth, at, hostpart = rest.rpartition("@")
-    username = password = None
-    if at:
-        user, colon, pw = auth.partition(":")
-        username = unquote(user) or None
-        password = unquote(pw) if colon else None
-        if not colon:  # redis://secret@host: the lone part is the password
-            username, password = None, unquote(user)
-    where, _, path = hostpart.partition("/")
-    shown = mask_store_url(text)
-    nodes: list[tuple[str, int]] = []
-    for part in where.split(","):
-        parsed = urlsplit(f"//{part}")
-        try:
-            port = parsed.port or 6379
-        except ValueError:
-            raise StoreError(f"bad port in store URL {shown}") from None
-        if not parsed.hostname:
-            raise StoreError(f"missing host in store URL {shown}")
-        nodes.append((parsed.hostname, port))
-    if not cluster and len(nodes) != 1:
-        raise StoreError(f"{shown}: several hosts need redis+cluster://")
-    db = 0
-    if path.strip("/"):
-        if cluster:
-            raise StoreError(f"{shown}: a Redis Cluster has no database number")
-        try:
-            db = int(path.strip("/"))
-        except ValueError:
-            raise StoreError(f"{shown}: the path must be a database number") from None
-    return StoreUrl(tls, cluster, tuple(nodes), db, username, password)
-
-
-def mask_store_url(text: str) -> str:
-    """``text`` with any password replaced by ``***`` (safe to print and log)."""
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        return text
-    auth, at, hostpart = rest.rpartition("@")
-    if not at:
-        return text
-    user, colon, _ = auth.partition(":")
-    shown = f"{user}:***" if colon else "***"
-    return f"{scheme}://{shown}@{hostpart}"
 
 
 def script_routing() -> dict[str, Any]:
