@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from headway.policy.fairshare import FairQueue
 
@@ -215,3 +217,61 @@ def test_finish_tags_of_idle_keys_are_forgotten() -> None:
         queue.pop()
     assert len(queue) == 0
     assert len(queue._finish) <= 2  # the bound under test
+
+
+def test_a_backlogged_key_behind_the_clock_does_not_jump_a_key_that_came_back() -> None:
+    """A key's items can fall behind the virtual clock while it waits (here ``a``'s
+    second item, tagged 4, once the clock passed it at 4.5). Its next item starts from
+    the clock like every other key's: tagged 7.5, as is ``b``'s item put just before
+    it, and the tie goes to the item put first; starting from its old tag it would
+    finish at 7 and take ``b``'s turn."""
+    queue: FairQueue[str] = FairQueue()
+    queue.put("b", "b1", 3)
+    queue.put("a", "a1", 3)
+    assert queue.pop() == ("b", "b1")  # the tie: put first
+    queue.put("a", "a2", 1)  # behind a1, tagged 3 + 1
+    assert queue.pop() == ("a", "a1")
+    assert queue.vtime == 4.5 and "a" in queue  # a2 (tagged 4) is behind the clock
+    queue.put("b", "b2", 3)  # b comes back: 4.5 + 3
+    queue.put("a", "a3", 3)  # a, backlogged: from the clock too, not from 4
+    assert queue._finish == {"a": 7.5, "b": 7.5}
+    assert [queue.pop()[1] for _ in range(3)] == ["a2", "b2", "a3"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.sampled_from("abcd"), st.sampled_from([1, 3, 100, 5000])),
+            st.just(None),
+        ),
+        max_size=80,
+    )
+)
+def test_property_no_item_is_tagged_behind_the_virtual_clock(
+    ops: list[tuple[str, int] | None],
+) -> None:
+    """Whatever came before (keys idle, backlogged, forgotten), an item put finishes at
+    least its cost past the virtual clock: no key, returning or backlogged, starts
+    behind it, and items are taken in tag order (ties: put first)."""
+    queue: FairQueue[int] = FairQueue()
+    tags: dict[int, tuple[float, int]] = {}
+    for seq, op in enumerate(ops):
+        if op is None:
+            if len(queue):
+                _, item = queue.pop()
+                first = min((tag for i, tag in tags.items() if i in waiting(queue)), default=None)
+                assert first is None or tags[item] <= first
+                del tags[item]
+            continue
+        key, cost = op
+        clock = queue.vtime
+        queue.put(key, seq, cost)
+        finish = queue._finish[key]
+        assert finish >= clock + cost
+        tags[seq] = (finish, seq)
+
+
+def waiting(queue: FairQueue[int]) -> set[int]:
+    """The items still waiting in ``queue``."""
+    return {entry.item for q in queue._queues.values() for entry in q}
