@@ -202,9 +202,25 @@ def test_take_bounds_a_batch_by_cost(
     for i, cost in enumerate(costs):
         queue.put("a", i, cost)
     got = []
-    while len(queue):
+    for _ in costs:  # bounded: each take takes at least one item
+        if not len(queue):
+            break
         got.append(len(queue.take(max_items, max_cost)))
     assert got == sizes
+    assert len(queue) == 0
+
+
+def test_an_item_costlier_than_the_batch_bound_is_taken_alone() -> None:
+    """The first item of a take goes whatever its cost: a page costlier than the whole
+    batch bound waits its turn, never for ever."""
+    queue: FairQueue[str] = FairQueue()
+    queue.put("huge", "huge", 10 * 1_048_576)
+    assert queue.take(8, 1_048_576) == ["huge"]
+    queue.put("huge", "huge again", 10 * 1_048_576)
+    queue.put("small", "small", 10)
+    assert queue.take(8, 1_048_576) == ["small"]  # the cheap one first, then ...
+    assert queue.take(8, 1_048_576) == ["huge again"]  # ... the costly one, alone
+    assert len(queue) == 0
 
 
 def test_finish_tags_of_idle_keys_are_forgotten() -> None:
