@@ -247,3 +247,128 @@ def test_headway_console_refuses_what_is_not_a_crawl_in_one_line(
         f"headway: error: {tmp_path} is not a headway crawl directory",
         "headway: error: --port must be in 0..65535",
     ]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+async def test_a_console_on_every_interface_needs_the_token(
+    host: str, tmp_path: Path, worker: ThreadWorker
+) -> None:
+    """Bound to every interface (the unspecified address) the console is reachable from
+    other machines: controls need the token as on any address other than loopback,
+    even from a client that says ``Host: localhost`` (a Host check is no defence)."""
+    crawl = _crawl_dir(tmp_path / "c")
+    desk = ControlDesk(CrawlRef(directory=crawl), worker)
+    server = ConsoleServer(DirSource(crawl, worker), desk, host=host, port=0, token_dir=crawl)
+    assert server.token is not None and len(server.token) >= 24
+    # the server's application, served here on loopback: no interface but 127.0.0.1
+    client: TestClient[Any, Any] = TestClient(TestServer(server.app))
+    await client.start_server()
+    try:
+        local = {"Host": f"localhost:{client.port}", "Origin": f"http://localhost:{client.port}"}
+        for headers in (local, local | {"X-Headway-Token": "not-the-token"}):
+            answer = await _post(client, headers)
+            assert answer.status == 403, await answer.text()
+            assert "needs its token" in (await answer.json())["error"]
+        state = await (await client.get("/api/state", headers=local)).json()
+        assert state["controls"]["token_required"] is True
+        assert _controls(crawl) == []
+        answer = await _post(client, local | {"X-Headway-Token": server.token})
+        assert answer.status == 200, await answer.text()
+        assert _controls(crawl) == ["pause"]
+    finally:
+        await client.close()
+        await worker.call(desk.close)
+
+
+async def test_a_control_body_that_is_not_json_is_refused_from_the_right_origin(
+    tmp_path: Path, worker: ThreadWorker
+) -> None:
+    """A control from the console's own page with a body that is not JSON is refused
+    and records nothing: a form post or ``text/plain`` (what a page elsewhere can send
+    without asking first) by its type, a JSON type over other bytes by its body."""
+    crawl = _crawl_dir(tmp_path / "c")
+    desk = ControlDesk(CrawlRef(directory=crawl), worker)
+    client = await _client(DirSource(crawl, worker), desk, Guard(loopback=True, token=None))
+    try:
+        own = {"Origin": f"http://{client.host}:{client.port}"}
+        pause = json.dumps({"kind": "pause"})
+        for content_type, body in (
+            ("text/plain", pause),  # JSON bytes, but not sent as JSON
+            ("application/x-www-form-urlencoded", "kind=pause"),
+            ("multipart/form-data; boundary=x", pause),
+            ("application/jsonp", pause),
+        ):
+            headers = own | {"Content-Type": content_type}
+            answer = await client.post("/api/control", data=body, headers=headers)
+            assert answer.status == 403, (content_type, await answer.text())
+            assert (await answer.json())["error"] == "control refused: the body must be JSON"
+        for body in ("kind=pause", "{'kind': 'pause'}", "", "\xff"):
+            answer = await client.post(
+                "/api/control", data=body, headers=own | {"Content-Type": "application/json"}
+            )
+            assert answer.status == 400, (body, await answer.text())
+            assert (await answer.json())["error"] == "the body is not JSON"
+        assert _controls(crawl) == []
+        answer = await _post(client, own)
+        assert answer.status == 200
+        assert _controls(crawl) == ["pause"]
+    finally:
+        await client.close()
+        await worker.call(desk.close)
+
+
+async def test_every_api_answer_is_not_cached_refusals_included(
+    tmp_path: Path, worker: ThreadWorker
+) -> None:
+    """``Cache-Control: no-store`` on every API answer: what a crawl shows and every
+    refusal (a wrong Host, a control refused, a bad argument, no such route, a wrong
+    method, a body too large), so that no cache keeps a view or a token's answer."""
+    from headway.console.app import MAX_BODY
+
+    crawl = _crawl_dir(tmp_path / "c")
+    desk = ControlDesk(CrawlRef(directory=crawl), worker)
+    client = await _client(DirSource(crawl, worker), desk, Guard(loopback=True, token="tok"))
+    try:
+        own = {"Origin": f"http://{client.host}:{client.port}"}
+        good = own | {"X-Headway-Token": "tok"}
+        answers = {
+            "state": await client.get("/api/state"),
+            "hosts": await client.get("/api/hosts?q=a"),
+            "hosts, bad sort": await client.get("/api/hosts?sort=nope"),
+            "wrong Host": await client.get("/api/state", headers={"Host": "elsewhere.example"}),
+            "no Origin": await _post(client, {"X-Headway-Token": "tok"}),
+            "no token": await _post(client, own),
+            "not JSON": await client.post(
+                "/api/control", data="x", headers=good | {"Content-Type": "application/json"}
+            ),
+            "bad control": await _post(client, good, kind="no-such-control"),
+            "control": await _post(client, good),
+            "no such route": await client.get("/api/nothing-here"),
+            "wrong method": await client.get("/api/control"),
+            "too large": await client.post(
+                "/api/control",
+                data="[" + " " * (MAX_BODY + 1) + "]",
+                headers=good | {"Content-Type": "application/json"},
+            ),
+        }
+        statuses = {name: a.status for name, a in answers.items()}
+        assert statuses == {
+            "state": 200,
+            "hosts": 200,
+            "hosts, bad sort": 400,
+            "wrong Host": 403,
+            "no Origin": 403,
+            "no token": 403,
+            "not JSON": 400,
+            "bad control": 400,
+            "control": 200,
+            "no such route": 404,
+            "wrong method": 405,
+            "too large": 413,
+        }
+        for name, answer in answers.items():
+            assert answer.headers.get("Cache-Control") == "no-store", name
+            assert answer.content_type == "application/json", name
+    finally:
+        await client.close()
+        await worker.call(desk.close)

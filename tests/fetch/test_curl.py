@@ -12,6 +12,7 @@ from collections import namedtuple
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from headway.errors import ConfigError
 from headway.fetch import curl
@@ -145,3 +146,43 @@ async def test_the_sockets_handed_to_libcurl_are_closed_without_a_warning(
                 assert r.outcome is Outcome.OK, r.error
     unclosed = [w for w in caught if issubclass(w.category, ResourceWarning)]
     assert unclosed == [], [str(w.message) for w in unclosed]
+
+
+async def _serve(host: str, port: int, name: str, log: list[str]) -> web.AppRunner:
+    """A server on ``host:port`` that logs each request under ``name``."""
+
+    async def answer(request: web.Request) -> web.Response:
+        log.append(f"{name} {request.path}")
+        return web.Response(body=HTML, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", answer)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner
+
+
+async def test_the_request_goes_to_the_address_the_guard_allowed(http_client: str) -> None:
+    """The client connects to the address the crawler's resolver chose (and the guard
+    checked), never to one it resolves itself: ``localhost`` resolves to 127.0.0.1
+    everywhere, a decoy listens there, and the crawler's resolver says 127.0.0.2,
+    where the real server listens on the same port. Only the real server is asked."""
+    log: list[str] = []
+    real = await _serve("127.0.0.2", 0, "allowed", log)
+    port = int(real.addresses[0][1])
+    try:
+        decoy = await _serve("127.0.0.1", port, "decoy", log)
+    except OSError:
+        await real.cleanup()
+        pytest.skip(f"127.0.0.1:{port} is taken")
+    try:
+        config = make_config(resolve={"localhost": "127.0.0.2"})
+        async with open_fetcher(config) as f:
+            for path in ("/one", "/two"):
+                r = await f.fetch(f"http://localhost:{port}{path}")
+                assert r.outcome is Outcome.OK and r.body == HTML, r.error
+        assert log == ["allowed /one", "allowed /two"]
+    finally:
+        await decoy.cleanup()
+        await real.cleanup()

@@ -253,3 +253,37 @@ def test_a_page_cache_too_small_for_the_frontier_is_warned_of_once(
         SqliteFrontier(db, LIMITS, node_id="n", cache_size_kib=4096).close()  # 4 MiB: fits
     warned = [r.getMessage() for r in caplog.records if "page cache" in r.getMessage()]
     assert len(warned) == 1 and "holds 400 URLs" in warned[0], warned
+
+
+def test_a_grown_filter_is_checkpointed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Growing replaces the filter by a larger one, which the last checkpoint (of the
+    smaller size) cannot fill: the grown one is saved in the same commit, so a store
+    killed right after reopens from it instead of rebuilding from the whole seen table
+    (19 minutes at 96 million URLs)."""
+    from headway.frontier import bloom
+    from headway.frontier.sqlite import seenfilter
+
+    monkeypatch.setattr(
+        seenfilter, "capacity_for", lambda seen, most: bloom.capacity_for(seen, most, 100)
+    )
+    db = tmp_path / "f.sqlite3"
+    f, how = _open(db, caplog)
+    assert "rebuilt" in how and f._seen.capacity == 100
+    urls = [f"http://h.example/{i}" for i in range(600)]
+    assert f.add(_entries(urls[:90]), 0.0).added == 90
+    assert f._seen.capacity == 100  # not grown yet
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="headway.frontier.sqlite"):
+        assert f.add(_entries(urls[90:]), 0.0).added == 510  # 600 seen: grown to 1,600
+    assert f._seen.capacity == 1600
+    assert "checkpoint: 600 fingerprints" in caplog.text
+    grown = f._seen.bloom.nbytes
+    del f  # killed before any other checkpoint was due
+    f, how = _open(db, caplog)
+    assert "loaded from its checkpoint of 600 fingerprints" in how, how
+    assert f._seen.bloom.nbytes == grown
+    assert _all_in_filter(f, urls)
+    assert f.add(_entries(urls), 1.0).duplicates == 600
+    f.close()

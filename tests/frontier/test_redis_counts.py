@@ -55,3 +55,37 @@ def test_counts_reads_a_window_of_shards_and_never_a_false_empty(
     finally:
         store.close()
         client.close()
+
+
+def test_an_empty_reading_is_trusted_only_when_two_full_reads_agree(
+    redis_server: RedisServer,
+) -> None:
+    """A read of every shard is one pipeline of separate commands, so it can fall between
+    a page's settlement in one shard and its links' admission in another and see
+    nothing queued or leased. The end is read again until two full reads agree: the
+    link admitted just after a first full read is counted, not an empty frontier."""
+    store = RedisFrontier(
+        redis_server.url, f"counts{next(_ids)}", "n1", TEST_LIMITS, shards=SHARDS, handover_gap=0
+    )
+    try:
+        assert store.counts().queued == 0
+        host = next(h for i in range(1000) if store.shard_of(h := f"h{i}.test") >= COUNTS_WINDOW)
+        rolling = store._counts
+        plain = rolling._retry
+        full_reads: list[int] = []
+
+        def read_then_admit(fn: Any) -> Any:
+            got = plain(fn)
+            if len(got) == SHARDS:  # a read of every shard
+                full_reads.append(sum(row[0] for row in got.values()))
+                if len(full_reads) == 1:  # the admission lands just after the first one
+                    store.add([entry(f"http://{host}/link")], now=0)
+            return got
+
+        rolling._retry = read_then_admit
+        counts = store.counts()
+        assert full_reads[0] == 0  # the first full read saw an empty frontier ...
+        assert counts.queued == 1  # ... and was not trusted
+        assert full_reads == [0, 1, 1]  # read again until two reads in a row agreed
+    finally:
+        store.close()

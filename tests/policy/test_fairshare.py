@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from headway.policy.fairshare import FairQueue
 
@@ -200,9 +202,25 @@ def test_take_bounds_a_batch_by_cost(
     for i, cost in enumerate(costs):
         queue.put("a", i, cost)
     got = []
-    while len(queue):
+    for _ in costs:  # bounded: each take takes at least one item
+        if not len(queue):
+            break
         got.append(len(queue.take(max_items, max_cost)))
     assert got == sizes
+    assert len(queue) == 0
+
+
+def test_an_item_costlier_than_the_batch_bound_is_taken_alone() -> None:
+    """The first item of a take goes whatever its cost: a page costlier than the whole
+    batch bound waits its turn, never for ever."""
+    queue: FairQueue[str] = FairQueue()
+    queue.put("huge", "huge", 10 * 1_048_576)
+    assert queue.take(8, 1_048_576) == ["huge"]
+    queue.put("huge", "huge again", 10 * 1_048_576)
+    queue.put("small", "small", 10)
+    assert queue.take(8, 1_048_576) == ["small"]  # the cheap one first, then ...
+    assert queue.take(8, 1_048_576) == ["huge again"]  # ... the costly one, alone
+    assert len(queue) == 0
 
 
 def test_finish_tags_of_idle_keys_are_forgotten() -> None:
@@ -215,3 +233,61 @@ def test_finish_tags_of_idle_keys_are_forgotten() -> None:
         queue.pop()
     assert len(queue) == 0
     assert len(queue._finish) <= 2  # the bound under test
+
+
+def test_a_backlogged_key_behind_the_clock_does_not_jump_a_key_that_came_back() -> None:
+    """A key's items can fall behind the virtual clock while it waits (here ``a``'s
+    second item, tagged 4, once the clock passed it at 4.5). Its next item starts from
+    the clock like every other key's: tagged 7.5, as is ``b``'s item put just before
+    it, and the tie goes to the item put first; starting from its old tag it would
+    finish at 7 and take ``b``'s turn."""
+    queue: FairQueue[str] = FairQueue()
+    queue.put("b", "b1", 3)
+    queue.put("a", "a1", 3)
+    assert queue.pop() == ("b", "b1")  # the tie: put first
+    queue.put("a", "a2", 1)  # behind a1, tagged 3 + 1
+    assert queue.pop() == ("a", "a1")
+    assert queue.vtime == 4.5 and "a" in queue  # a2 (tagged 4) is behind the clock
+    queue.put("b", "b2", 3)  # b comes back: 4.5 + 3
+    queue.put("a", "a3", 3)  # a, backlogged: from the clock too, not from 4
+    assert queue._finish == {"a": 7.5, "b": 7.5}
+    assert [queue.pop()[1] for _ in range(3)] == ["a2", "b2", "a3"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.sampled_from("abcd"), st.sampled_from([1, 3, 100, 5000])),
+            st.just(None),
+        ),
+        max_size=80,
+    )
+)
+def test_property_no_item_is_tagged_behind_the_virtual_clock(
+    ops: list[tuple[str, int] | None],
+) -> None:
+    """Whatever came before (keys idle, backlogged, forgotten), an item put finishes at
+    least its cost past the virtual clock: no key, returning or backlogged, starts
+    behind it, and items are taken in tag order (ties: put first)."""
+    queue: FairQueue[int] = FairQueue()
+    tags: dict[int, tuple[float, int]] = {}
+    for seq, op in enumerate(ops):
+        if op is None:
+            if len(queue):
+                _, item = queue.pop()
+                first = min((tag for i, tag in tags.items() if i in waiting(queue)), default=None)
+                assert first is None or tags[item] <= first
+                del tags[item]
+            continue
+        key, cost = op
+        clock = queue.vtime
+        queue.put(key, seq, cost)
+        finish = queue._finish[key]
+        assert finish >= clock + cost
+        tags[seq] = (finish, seq)
+
+
+def waiting(queue: FairQueue[int]) -> set[int]:
+    """The items still waiting in ``queue``."""
+    return {entry.item for q in queue._queues.values() for entry in q}

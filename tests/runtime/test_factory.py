@@ -3,6 +3,7 @@ reads the frontier through that backend."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from headway.errors import ConfigError
 from headway.frontier import backends
 from headway.frontier.backends import StoreTarget, backend_for, store_scheme
 from headway.frontier.sqlite import SqliteFrontier
+from headway.policy.robots import RobotsKind, RobotsRules
 from headway.runtime import factory as factory_module
 from headway.runtime.crawldir import CrawlDir
 from headway.runtime.factory import build_node_parts, open_frontier
+from headway.runtime.scheduler import PageJob
 from headway.runtime.worker import ThreadWorker
 from headway.settings import build_settings
 from tests.frontier.conftest import entry
@@ -122,3 +125,51 @@ async def test_failed_start_never_removes_an_existing_crawl_directory(
         await build_node_parts(settings, optout=None, on_skip=no_skip, clock=lambda: 0.0)
     assert sorted(p.name for p in out.iterdir()) == before
     assert (out / "crawl.log.jsonl").read_text() == "{}\n"
+
+
+async def test_the_node_sends_no_url_in_the_last_part_of_its_lease(tmp_path: Path) -> None:
+    """The lease book the factory gives the node: a lease lasts the fetch's total time-out
+    plus the lease margin, and its URL is not sent in the last half margin of it (that
+    part is the guard against clocks apart and a late heartbeat): a page job leased at
+    T0 may be sent until T0 + 10 + 4 - 2 s, not from then on."""
+    t0 = 1_000_000.0
+    now = [t0]
+    settings = build_settings(
+        {
+            "user_agent": UA,
+            "out": tmp_path / "c",
+            "total_timeout": 10.0,
+            "connect_timeout": 5.0,
+            "read_timeout": 5.0,
+            "lease_margin": 4.0,
+            "parsers": 1,
+        }
+    )
+
+    async def no_skip(*_: object) -> None:
+        return None
+
+    parts = await build_node_parts(settings, optout=None, on_skip=no_skip, clock=lambda: now[0])
+    dispatcher: asyncio.Task[None] | None = None
+    try:
+        assert parts.leases is parts.scheduler.leases  # the heartbeat's book is the scheduler's
+        await parts.fw.call(parts.frontier.add, [entry("http://a.test/1")], t0)
+        robots = RobotsRules(RobotsKind.ALLOW_ALL, t0, t0 + 86400)
+        parts.scheduler.robots.put("a.test", robots)
+        dispatcher = asyncio.create_task(parts.scheduler.run())
+        job = await asyncio.wait_for(parts.scheduler.next_job(), 5)
+        assert isinstance(job, PageJob)
+        assert len(parts.leases) == 1  # held from the lease call at t0
+        assert parts.scheduler.may_send(job.lease, t0 + 11.99)
+        assert not parts.scheduler.may_send(job.lease, t0 + 12.0)  # 2 s of 14 left: not sent
+        assert not parts.scheduler.may_send(job.lease, t0 + 13.9)
+    finally:
+        parts.scheduler.stop()
+        if dispatcher is not None:
+            await dispatcher
+        await asyncio.get_running_loop().run_in_executor(None, parts.pool.close)
+        await parts.store.close()
+        parts.metrics_file.close()
+        await parts.fw.call(parts.frontier.close)
+        parts.fw.shutdown()
+        parts.crawldir.close()

@@ -15,11 +15,18 @@ from typing import Any
 
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import UrlEntry
+from headway.parse.handlers import HandlerRegistry
 from headway.policy.outcome import Outcome
 from headway.policy.politeness import HostLimitParams
 from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules
+from headway.runtime.fetchjobs import PageFetch
+from headway.runtime.leases import LeaseBook
+from headway.runtime.metrics import Counters
+from headway.runtime.recrawl import NoRecrawl
 from headway.runtime.scheduler import Job, PageJob, Scheduler
+from headway.runtime.stage import Stage
 from headway.runtime.worker import ThreadWorker
+from headway.settings import build_settings
 from headway.urls.fingerprint import fingerprint
 
 HOST = "a.example"
@@ -38,7 +45,9 @@ async def _noop(*_: Any) -> None:
     return None
 
 
-def _scheduler(tmp_path: Path, clock: FakeClock, *, gap: float, ceiling: int) -> Scheduler:
+def _scheduler(
+    tmp_path: Path, clock: FakeClock, *, gap: float, ceiling: int, leases: LeaseBook | None = None
+) -> Scheduler:
     frontier = SqliteFrontier(tmp_path / "f.sqlite3", node_id="n")
     urls = [f"http://{HOST}/p{i}" for i in range(40)]
     frontier.add([UrlEntry(u, HOST, 0, 0, fingerprint(u)) for u in urls], clock.now)
@@ -55,6 +64,7 @@ def _scheduler(tmp_path: Path, clock: FakeClock, *, gap: float, ceiling: int) ->
         optout=None,
         on_skip=_noop,
         clock=clock,
+        leases=leases,
     )
 
 
@@ -145,3 +155,66 @@ async def test_scheduler_reads_only_its_clock(tmp_path: Path) -> None:
     assert s.hosts_ready() == 1
     stats = s.statistics()
     assert (stats.ready, stats.waiting) == (1, 0)
+
+
+async def test_a_page_not_sent_frees_its_hosts_slot_at_once(tmp_path: Path) -> None:
+    """A page job whose lease went stale before it was sent (the node stalled) is not
+    sent: the host's one in-flight slot is free again and its next page is handed out
+    at once (its gap from the last start has passed), not never."""
+    clock = FakeClock(T0)
+    s = _scheduler(tmp_path, clock, gap=1.0, ceiling=1, leases=LeaseBook(10.0, guard=2.0))
+    job = await _page(s)
+    assert s.limiter(HOST).statistics().in_flight == 1
+    assert await _job(s) is None  # ceiling 1: nothing more while it is out
+    clock.now = T0 + 9.0  # stalled: the lease is past its 8 fresh seconds
+    assert not s.may_send(job.lease, clock.now)
+    s.on_not_sent(job.lease, clock.now)
+    assert s.limiter(HOST).statistics().in_flight == 0
+    assert job.lease.id not in s.leases.ids()  # never extended again
+    nxt = await _job(s, real_wait=1.0)
+    assert isinstance(nxt, PageJob) and nxt.lease.host == HOST, nxt
+    assert s.limiter(HOST).statistics().in_flight == 1
+
+
+class _NoFetcher:
+    """A fetcher that records what it was asked to fetch (nothing, here)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def fetch(self, url: str, *_: Any) -> Any:
+        self.asked.append(url)
+        raise AssertionError(f"{url} was sent on a stale lease")
+
+    fetch_document = fetch
+
+
+async def test_the_fetch_stage_sends_no_stale_page_and_frees_its_hosts_slot(
+    tmp_path: Path,
+) -> None:
+    """The same through the node's fetch stage (``PageFetch``): a page job whose lease
+    went stale is not sent (the fetcher is never called), counted, and its host's slot
+    is free at once for the next page."""
+    clock = FakeClock(T0)
+    s = _scheduler(tmp_path, clock, gap=1.0, ceiling=1, leases=LeaseBook(10.0, guard=2.0))
+    fetcher = _NoFetcher()
+    counters = Counters()
+    pages = PageFetch(
+        fetcher,  # type: ignore[arg-type]
+        s,
+        build_settings({"user_agent": "testbot/1.0 (+https://example.org/bot)"}),
+        counters,
+        clock=clock,
+        handlers=HandlerRegistry([]),
+        parse_stage=Stage("parse", 10),
+        store_stage=Stage("store", 10),
+        on_quota=lambda url: None,
+        recrawl=NoRecrawl(),
+    )
+    job = await _page(s)
+    clock.now = T0 + 9.0  # stalled past the lease's fresh part
+    assert await asyncio.wait_for(pages.run(job), 2) is False
+    assert fetcher.asked == [] and counters.stale_leases == 1
+    assert s.limiter(HOST).statistics().in_flight == 0
+    nxt = await _job(s, real_wait=1.0)
+    assert isinstance(nxt, PageJob) and nxt.lease.host == HOST, nxt

@@ -117,3 +117,17 @@ async def test_on_leave_names_a_key_once_its_last_waiting_item_is_taken() -> Non
     assert left == ["b"] and stage.holds("a")  # a still has an item waiting
     assert await stage.get_batch(2) == [("a", 2)]
     assert left == ["b", "a"] and not stage.holds("a")
+
+
+async def test_an_item_costlier_than_the_batch_bound_is_taken_at_once() -> None:
+    """The parse queue's batches are bounded by cost; a page costlier than the bound is
+    still handed out (alone), at once: a parser never waits on a batch that cannot form."""
+    stage: Stage[tuple[str, int]] = Stage(
+        "s", 100, weight=lambda item: item[1], key=lambda item: item[0], cost=lambda i: i[1]
+    )
+    await stage.put(("costly", 5_000_000))
+    await stage.put(("cheap", 10))
+    first = await asyncio.wait_for(stage.get_batch(8, max_cost=1_048_576), 1)
+    second = await asyncio.wait_for(stage.get_batch(8, max_cost=1_048_576), 1)
+    assert first + second == [("cheap", 10), ("costly", 5_000_000)]
+    assert second == [("costly", 5_000_000)] and len(stage) == 0

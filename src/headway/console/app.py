@@ -120,7 +120,9 @@ class Guard:
                     "control refused: this console needs its token (open the address "
                     "printed when it started, with #token=...)"
                 )
-        if not (request.content_type or "").startswith("application/json"):
+        # the media type exactly (aiohttp leaves parameters out): ``application/jsonp``
+        # or ``application/json-seq`` is not it
+        if request.content_type != "application/json":
             return "control refused: the body must be JSON"
         return None
 
