@@ -116,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             from headway.cli.report import report_command
 
             return report_command(args)
+        if args.command == "why":
+            from headway.cli.why import why_command
+
+            return why_command(args)
         if args.command == "drop-crawl":
             from headway.cli.dropcrawl import drop_command
 

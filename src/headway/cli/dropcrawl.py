@@ -44,12 +44,10 @@ def drop_command(args: argparse.Namespace) -> int:
     import redis
     from redis.exceptions import RedisClusterException
 
-    from headway.frontier.redis.connect import connect, parse_store_url
+    from headway.control.target import CrawlRef, connect_shared
     from headway.frontier.redis.drop import drop_crawl, inspect_crawl
 
-    url = parse_store_url(args.store)
-    where = url.masked()
-    client = connect(url)
+    client, where = connect_shared(CrawlRef(None, args.store, args.crawl_id))
     try:
         found = inspect_crawl(client, args.crawl_id)
         if found is None:

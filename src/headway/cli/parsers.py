@@ -25,6 +25,7 @@ COMMANDS = (
     "status",
     "console",
     "report",
+    "why",
     *CONTROLS,
     "drop-crawl",
     "simweb",
@@ -130,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_console_parser(add_parser)
 
     add_report_parser(add_parser)
+    from headway.cli.why import add_why_parser
+
+    add_why_parser(add_parser)
     add_control_parsers(add_parser)
     from headway.cli.dropcrawl import add_drop_parser
 

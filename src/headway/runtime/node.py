@@ -47,7 +47,14 @@ from headway.runtime.nodeview import HOST_PROBLEMS, crawl_summary, node_statisti
 from headway.runtime.pipeline import Pipeline
 from headway.runtime.reach import HostReach, nobody_answers
 from headway.runtime.scheduler import RobotsJob
-from headway.runtime.seeding import offer_lost_seeds, offer_seeds, rules_for_seeds, shared_seeds
+from headway.runtime.seeding import (
+    ADMISSION_META,
+    admission_record,
+    offer_lost_seeds,
+    offer_seeds,
+    rules_for_seeds,
+    shared_seeds,
+)
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import CrawlSummary, StopReason, process_cpu_seconds
 from headway.settings import Settings
@@ -207,6 +214,8 @@ class Node:
             released = await fw.call(frontier.release_own_leases)
             await self._shared_seeds()
             self.pipeline.use_rules(self._rules)  # the crawl's own seeds define them
+            record = admission_record(self.settings)  # for headway why
+            await fw.call(frontier.set_meta, ADMISSION_META, record)
         except BaseException:
             await self._shutdown()
             await self._close_frontier()
