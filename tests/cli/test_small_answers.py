@@ -166,3 +166,75 @@ def test_a_console_on_every_interface_prints_an_address_one_can_open(tmp_path: P
         assert loop.url == "http://127.0.0.1:8999/"
     finally:
         worker.shutdown()
+
+
+def test_the_live_line_says_what_paused_the_crawl_and_what_resumes_it() -> None:
+    from headway.cli.progress import progress_text
+    from headway.runtime.stats import NodeStats, SchedulerStats
+
+    def line(*reasons: str) -> str:
+        sch = SchedulerStats(paused=True, paused_for=reasons)
+        return progress_text(NodeStats(scheduler=sch), 200)
+
+    assert "PAUSED (headway resume continues)" in line("control")
+    assert "SIGUSR1" not in line("control")
+    assert "PAUSED (quota): SIGUSR1 resumes" in line("quota")
+    both = line("control", "quota")
+    assert "PAUSED (control, quota): headway resume continues and SIGUSR1 resumes" in both
+    assert "PAUSED" not in progress_text(NodeStats(), 200)
+
+
+async def test_the_scheduler_reports_why_it_is_paused(tmp_path: Path) -> None:
+    from headway.policy.politeness import HostLimitParams
+    from headway.policy.robots import RobotsCache
+    from headway.runtime.scheduler import Scheduler
+    from headway.runtime.worker import ThreadWorker
+
+    frontier = SqliteFrontier(tmp_path / "f.sqlite3", node_id="n1")
+    worker = ThreadWorker("pause-test")
+    try:
+
+        async def skip(*_: object) -> None:
+            return None
+
+        s = Scheduler(
+            frontier,
+            worker,
+            limits=HostLimitParams(min_gap=1.0, ceiling=1),
+            robots=RobotsCache(),
+            robots_ttl=3600,
+            crawl_delay_max=30,
+            lease_seconds=60,
+            optout=None,
+            on_skip=skip,
+            user_agent=UA,
+        )
+        s.pause("control")
+        assert s.statistics().paused_for == ("control",)
+        s.pause("quota")
+        s.resume("control")
+        assert s.statistics().paused_for == ("quota",) and s.statistics().paused
+    finally:
+        worker.shutdown()
+        frontier.close()
+
+
+def test_status_says_paused_and_an_index_left_unsorted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    crawl = _crawl_dir(tmp_path / "c")
+    (crawl / "index.cdxj").write_text("org,b)/ 2026 {}\norg,a)/ 2026 {}\n")  # capture order
+    assert main(["pause", str(crawl)]) == 0
+    capsys.readouterr()
+    assert main(["status", str(crawl)]) == 0
+    out = capsys.readouterr().out
+    assert "stopped with 3 URLs left" in out
+    assert "paused by a control: it starts paused, headway resume continues it" in out
+    assert "index         index.cdxj not sorted: the crawl stopped without closing" in out
+    assert "queued 3, leased 0," in out and "in flight" not in out
+    (crawl / "index.cdxj").write_text("org,a)/ 2026 {}\norg,b)/ 2026 {}\n")
+    assert main(["resume", str(crawl)]) == 0
+    capsys.readouterr()
+    assert main(["status", str(crawl)]) == 0
+    out = capsys.readouterr().out
+    assert "  index " not in out and "paused by" not in out
