@@ -115,6 +115,7 @@ def read_report(ref: CrawlRef, *, logs: list[Path] | None = None) -> Any:
         extra=shared["extra"],
         notes=notes,
         nodes=shared["nodes"],
+        logs_read=bool(dirs),
     )
 
 
