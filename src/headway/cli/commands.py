@@ -104,45 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         return parsed
     args = parsed
     try:
-        if args.command in ("crawl", "node"):
-            return _crawl(args)
-        if args.command == "status":
-            return _status(args)
-        if args.command == "console":
-            from headway.cli.console import console_command
-
-            return console_command(args)
-        if args.command == "report":
-            from headway.cli.report import report_command
-
-            return report_command(args)
-        if args.command == "why":
-            from headway.cli.why import why_command
-
-            return why_command(args)
-        if args.command == "drop-crawl":
-            from headway.cli.dropcrawl import drop_command
-
-            return drop_command(args)
-        if args.command in CONTROLS:
-            from headway.cli.control import control_command
-
-            return control_command(args)
-        if args.command == "demo":
-            from headway.cli.demo import demo_command
-
-            return demo_command(args, run_node=_run_node, setup_logging=_setup_logging)
-        if args.command == "simweb":
-            from headway.testing.serve import simweb_command
-
-            return simweb_command(args)
-        if args.command == "bench":
-            return _bench(args)
-        if args.command == BENCH_CHILD:
-            from headway.bench.harness import crawl_child
-
-            print(json.dumps(crawl_child(json.loads(args.config))), flush=True)
-            return 0
+        code = _run_command(args)
+        # what is still buffered goes out here, where a reader gone away is caught,
+        # not at the interpreter's exit
+        sys.stdout.flush()
+        return code
     except HeadwayError as exc:
         print(f"headway: error: {exc}", file=sys.stderr)
         return 2
@@ -152,6 +118,49 @@ def main(argv: list[str] | None = None) -> int:
         if all(isinstance(leaf, BrokenPipeError) for leaf in _leaves(exc)):
             return _reader_went_away()
         return _report_failure(exc, getattr(args, "out", None))
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; its exit status."""
+    if args.command in ("crawl", "node"):
+        return _crawl(args)
+    if args.command == "status":
+        return _status(args)
+    if args.command == "console":
+        from headway.cli.console import console_command
+
+        return console_command(args)
+    if args.command == "report":
+        from headway.cli.report import report_command
+
+        return report_command(args)
+    if args.command == "why":
+        from headway.cli.why import why_command
+
+        return why_command(args)
+    if args.command == "drop-crawl":
+        from headway.cli.dropcrawl import drop_command
+
+        return drop_command(args)
+    if args.command in CONTROLS:
+        from headway.cli.control import control_command
+
+        return control_command(args)
+    if args.command == "demo":
+        from headway.cli.demo import demo_command
+
+        return demo_command(args, run_node=_run_node, setup_logging=_setup_logging)
+    if args.command == "simweb":
+        from headway.testing.serve import simweb_command
+
+        return simweb_command(args)
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == BENCH_CHILD:
+        from headway.bench.harness import crawl_child
+
+        print(json.dumps(crawl_child(json.loads(args.config))), flush=True)
+        return 0
     return 2
 
 
