@@ -3,12 +3,16 @@ queues, records of leased URLs), read by ``frontier/redis/lookup.py``."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from headway.cli import main
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.redis.lookup import find_url
 from headway.frontier.store import Completion, FrontierLimits, Settle, UrlEntry, UrlState
+from headway.runtime.seeding import ADMISSION_META, admission_record
+from headway.settings import build_settings
 from headway.urls.fingerprint import fingerprint
 from tests.support.redisproc import RedisServer
 
@@ -60,6 +64,16 @@ def test_why_reads_a_shared_crawls_url_from_redis(
 
         assert why(fresh).startswith("queued at depth 2 (priority 20, 0 attempts before)")
         assert why(flying).startswith("in flight: leased by node node-w until ")
+        # never seen: judged by the rules the crawl's node recorded and its stored seeds
+        shared = frontier.shared()
+        assert shared is not None
+        shared.set_meta_once("seeds", json.dumps(["http://a.test/", "http://b.test/"]))
+        settings = build_settings({"user_agent": "bot/1.0 (+https://example.org/bot)"})
+        frontier.set_meta(ADMISSION_META, admission_record(settings))
+        assert why("http://elsewhere.test/x").startswith(
+            "out of scope: rule --scope seed-domains: elsewhere.test is not a seed's host"
+        )
+        assert why("http://a.test/never").startswith("never seen: in scope")
         said = why(done)
         assert said.startswith("admitted once, but the frontier keeps no record of it now")
         assert "give the nodes' crawl directories with --logs DIR" in said
