@@ -105,3 +105,11 @@ def test_a_paused_crawl_says_paused_and_what_continues_it() -> None:
     quota = "\n".join(status_lines({**_local("yes (pid 42)", 12), "paused_for_quota": True}))
     assert "paused (quota; SIGUSR1 continues it)" in quota
     assert "paused" not in "\n".join(status_lines(_local("yes (pid 42)", 12)))
+
+
+def test_a_paused_node_of_a_shared_crawl_says_so() -> None:
+    status = _shared(2, queued=7)
+    status["nodes"][1]["paused_for"] = ["control"]
+    lines = shared_status_lines(status)
+    assert "    vm-1: paused (control); headway resume continues it" in lines
+    assert not any("vm-0: paused" in line for line in lines)

@@ -187,6 +187,9 @@ def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
                 "last_heartbeat_age": round(now - n.last_heartbeat, 1),
                 "leases_held": decoded.stats.leases.held,
                 "software": decoded.stats.software,
+                "paused_for": list(decoded.stats.scheduler.paused_for)
+                if decoded.stats.scheduler.paused
+                else [],
                 "note": _node_note(n.record, decoded),
             }
         )
@@ -260,6 +263,11 @@ def shared_status_lines(status: dict[str, Any]) -> list[str]:
             f"  {n['node']:<28} {n['pages']:>9,} {n['pages_per_second']:>8.1f} {n['errors']:>7,}"
             f" {n['shards_held']:>6} {n['last_heartbeat_age']:>8.1f}s ago"
         )
+        if n.get("paused_for"):
+            reasons = n["paused_for"]
+            how = {"control": "headway resume", "quota": "SIGUSR1 to the node"}
+            then = " and ".join(how[r] for r in reasons if r in how) or "its resume"
+            lines.append(f"    {n['node']}: paused ({', '.join(reasons)}); {then} continues it")
         if n["note"]:
             lines.append(f"    {n['node']}: {n['note']}")
     return lines
