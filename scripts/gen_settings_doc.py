@@ -78,11 +78,14 @@ Value syntax:
 - optional values (path, string): an empty environment value means unset.
 
 Every value is checked once at start-up. A bad value stops `headway crawl` with exit
-code 2 and a message naming the key (`politeness.delay: must be from 0 to 3600; got
--1.0`). Checks that involve the meaning of a value or more than one key:
+code 2 and a message naming it where it was given: the flag typed (`--delay: must be
+from 0 to 3600; got -1.0`), the environment variable (`HEADWAY_DELAY
+(politeness.delay): ...`) or the key of the settings file (`politeness.delay: ...`).
+Checks that involve the meaning of a value or more than one key:
 
-- `user_agent` is required, must start with a product token (letters, `-`, `_`) and
-  must carry a contact URL (`http(s)://...`) or e-mail address;
+- `user_agent` is required, must start with a product token (letters, `-`, `_`),
+  must carry a contact URL (`http(s)://...`) or e-mail address, and must be one line
+  (no line break or other control character: no HTTP header can carry one);
 - `total_timeout` must be at least `connect_timeout` and `read_timeout`;
 - `proxy` must be an `http://` or `https://` URL;
 - `include` and `exclude` must be valid Python regular expressions;

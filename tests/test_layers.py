@@ -150,8 +150,11 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
 #: crawl's published snapshots and counts (and masking a store URL), and the control
 #: log, which is kept in the crawl's own store (its Redis list under the crawl's key
 #: layout, its table in the frontier file) and reached by a command without a running
-#: node.
+#: node. ``headway why`` reads one URL's records through the backends' read-only
+#: look-ups, and ``headway drop-crawl`` removes a shared crawl's keys by its layout.
 LAYOUT_READERS: dict[str, set[str]] = {
+    "headway.cli.why": {"headway.frontier.redis.lookup", "headway.frontier.sqlite.status"},
+    "headway.cli.dropcrawl": {"headway.frontier.redis.drop"},
     "headway.cli.status": {"headway.frontier.redis.status"},
     "headway.cli.report": {"headway.frontier.redis.status", "headway.frontier.sqlite.status"},
     "headway.cli.control": {"headway.frontier.redis.status"},

@@ -89,7 +89,7 @@ def _local(running: str, queued: int) -> dict[str, Any]:
 def test_a_crawl_directory_reads_as_text() -> None:
     text = "\n".join(status_lines(_local("no", 0)))
     assert "finished: nothing queued" in text
-    assert "queued 0, in flight 0, done 510, failed 3" in text
+    assert "queued 0, leased 0, done 510, failed 3" in text
     assert "1 file, 234.7 KiB" in text
     assert "105 pages this run, 3.2 pages/s, errors 1, retries 2%" in text
     assert "{" not in text and "'" not in text
@@ -97,3 +97,19 @@ def test_a_crawl_directory_reads_as_text() -> None:
     assert "stopped with 12 URLs left" in stopped and "finished" not in stopped
     running = "\n".join(status_lines(_local("yes (pid 42)", 12)))
     assert "running (pid 42)" in running
+
+
+def test_a_paused_crawl_says_paused_and_what_continues_it() -> None:
+    paused = "\n".join(status_lines({**_local("yes (pid 42)", 12), "paused": True}))
+    assert "paused (headway pause; headway resume continues it), running (pid 42)" in paused
+    quota = "\n".join(status_lines({**_local("yes (pid 42)", 12), "paused_for_quota": True}))
+    assert "paused (quota; SIGUSR1 continues it)" in quota
+    assert "paused" not in "\n".join(status_lines(_local("yes (pid 42)", 12)))
+
+
+def test_a_paused_node_of_a_shared_crawl_says_so() -> None:
+    status = _shared(2, queued=7)
+    status["nodes"][1]["paused_for"] = ["control"]
+    lines = shared_status_lines(status)
+    assert "    vm-1: paused (control); headway resume continues it" in lines
+    assert not any("vm-0: paused" in line for line in lines)

@@ -122,3 +122,23 @@ def test_a_node_that_stopped_answering_is_shown_so_and_a_drained_crawl_finished(
         now=1001.0,
     )
     assert done["state"] == "finished"
+
+
+def test_the_page_says_which_figures_are_this_runs() -> None:
+    """A resumed crawl's page mixes the whole crawl's figures (pages, the frontier, the
+    last hour) with this run's (bytes, errors, per node and per host): each label says
+    which, so that they do not read as disagreeing."""
+    from importlib import resources
+
+    html = resources.files("headway.console").joinpath("static/index.html").read_text()
+    for label in (
+        "pages (whole crawl)",
+        "bytes (this run)",
+        "errors (this run)",
+        "fetches this run",
+        "errors this run",
+        "pages this run",
+        "host pages this run",
+        "across runs",
+    ):
+        assert label in html, label

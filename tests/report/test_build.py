@@ -125,3 +125,38 @@ def test_the_three_formats_carry_the_same_figures() -> None:
     assert "URLs dropped by opt-out controls: 3" in text
     short = render(r, "text", text_hosts=1)
     assert "Hosts (3, the 1 busiest shown)" in short and "x.example" not in short.split("MIME")[0]
+
+
+def test_a_report_without_crawl_logs_says_unknown_not_zero() -> None:
+    """``headway report --store ... --crawl-id ...`` without ``--logs``: what comes from
+    the crawl logs is unknown; the frontier's figures are still given."""
+    counts = FrontierCounts(3, 1, 40, 2, 46, 1, {})
+    r = ReportBuilder().build(
+        source="crawl news",
+        seeds=["https://a.example/"],
+        frontier=counts,
+        controls=[],
+        logs_read=False,
+    )
+    text = render(r, "text")
+    assert "crawl log lines, fetches, bytes: unknown (no crawl log read)" in text
+    assert "0 fetches" not in text and "not fetched" not in text
+    seed_row = next(line for line in text.splitlines() if "https://a.example/" in line)
+    assert seed_row.split() == ["https://a.example/", "unknown", "unknown", "unknown"]
+    assert "Hosts (unknown)" in text
+    assert text.count("unknown: no crawl log read (give the nodes' directories") == 3
+    assert "queued 3, leased 1, done 40" in text
+    data = json.loads(render(r, "json"))
+    assert data["logs_read"] is False
+    assert data["totals"]["fetches"] is None and data["totals"]["lines"] is None
+    assert data["seeds"][0]["pages"] is None
+    assert data["seeds"][0]["first_outcome"] == "unknown"
+    # with logs read, the same seed with no line is "not fetched", 0 pages
+    known = render(
+        ReportBuilder().build(
+            source="d", seeds=["https://a.example/"], frontier=counts, controls=[]
+        ),
+        "json",
+    )
+    assert json.loads(known)["seeds"][0]["pages"] == 0
+    assert json.loads(known)["seeds"][0]["first_outcome"] == "not fetched"

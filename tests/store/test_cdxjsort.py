@@ -47,3 +47,16 @@ def test_a_missing_last_newline_is_added_and_leftovers_go(tmp_path: Path) -> Non
     sort_index(index)
     assert index.read_bytes() == b"a 20260101000000 {}\nb 20260101000000 {}\n"
     assert not sort_index(tmp_path / "absent.cdxj")
+
+
+def test_looks_sorted_reads_samples_and_catches_an_unsorted_tail(tmp_path: Path) -> None:
+    from headway.store.cdxjsort import SAMPLE_BYTES, looks_sorted
+
+    index = tmp_path / "index.cdxj"
+    lines = [f"org,example)/p/{i:07d} 20260101000000 {{}}\n" for i in range(20_000)]
+    index.write_text("".join(lines))
+    assert index.stat().st_size > 4 * SAMPLE_BYTES  # samples, not the whole file
+    assert looks_sorted(index)
+    with index.open("a") as fh:  # a killed run's lines, appended in capture order
+        fh.write("org,zzz)/ 20260102000000 {}\norg,aaa)/ 20260102000001 {}\n")
+    assert not looks_sorted(index)

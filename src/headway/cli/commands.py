@@ -17,7 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from headway.cli.parsers import CONTROLS, build_parser
+from headway.cli.parsers import (
+    BENCH_CHILD,
+    CONTROLS,
+    bench_child_parser,
+    build_parser,
+    unknown_flag_hint,
+)
 from headway.errors import HeadwayError
 from headway.settings import KEYS, Settings, settings_from_sources
 
@@ -67,48 +73,113 @@ class _JsonFormatter(logging.Formatter):
         )
 
 
+def _parse(argv: list[str]) -> argparse.Namespace | int:
+    """The command's arguments, or the exit status when there is none to run: bare
+    ``headway`` prints the help (the usage and every command) and exits 2; an argument a
+    command does not take is that command's usage and error, not the top level's."""
+    parser = build_parser()
+    if argv[:1] == [BENCH_CHILD]:
+        return bench_child_parser().parse_args(argv[1:], argparse.Namespace(command=BENCH_CHILD))
+    args, extras = parser.parse_known_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    if extras:
+        sub = _subparser(parser, args.command)
+        sub.error(unknown_flag_hint(sub, extras))
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parsed = _parse(sys.argv[1:] if argv is None else argv)
+    if isinstance(parsed, int):
+        return parsed
+    args = parsed
     try:
-        if args.command in ("crawl", "node"):
-            return _crawl(args)
-        if args.command == "status":
-            return _status(args)
-        if args.command == "console":
-            from headway.cli.console import console_command
-
-            return console_command(args)
-        if args.command == "report":
-            from headway.cli.report import report_command
-
-            return report_command(args)
-        if args.command in CONTROLS:
-            from headway.cli.control import control_command
-
-            return control_command(args)
-        if args.command == "demo":
-            from headway.cli.demo import demo_command
-
-            return demo_command(args, run_node=_run_node, setup_logging=_setup_logging)
-        if args.command == "simweb":
-            from headway.testing.serve import simweb_command
-
-            return simweb_command(args)
-        if args.command == "bench":
-            return _bench(args)
-        if args.command == "bench-crawl":
-            from headway.bench.harness import crawl_child
-
-            print(json.dumps(crawl_child(json.loads(args.config))), flush=True)
-            return 0
+        code = _run_command(args)
+        # what is still buffered goes out here, where a reader gone away is caught,
+        # not at the interpreter's exit
+        sys.stdout.flush()
+        return code
     except HeadwayError as exc:
         print(f"headway: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except BaseException as exc:
+        if all(isinstance(leaf, BrokenPipeError) for leaf in _leaves(exc)):
+            return _reader_went_away()
         return _report_failure(exc, getattr(args, "out", None))
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; its exit status."""
+    if args.command in ("crawl", "node"):
+        return _crawl(args)
+    if args.command == "status":
+        return _status(args)
+    if args.command == "console":
+        from headway.cli.console import console_command
+
+        return console_command(args)
+    if args.command == "report":
+        from headway.cli.report import report_command
+
+        return report_command(args)
+    if args.command == "why":
+        from headway.cli.why import why_command
+
+        return why_command(args)
+    if args.command == "drop-crawl":
+        from headway.cli.dropcrawl import drop_command
+
+        return drop_command(args)
+    if args.command in CONTROLS:
+        from headway.cli.control import control_command
+
+        return control_command(args)
+    if args.command == "demo":
+        from headway.cli.demo import demo_command
+
+        return demo_command(args, run_node=_run_node, setup_logging=_setup_logging)
+    if args.command == "simweb":
+        from headway.testing.serve import simweb_command
+
+        return simweb_command(args)
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == BENCH_CHILD:
+        from headway.bench.harness import crawl_child
+
+        print(json.dumps(crawl_child(json.loads(args.config))), flush=True)
+        return 0
     return 2
+
+
+#: Exit status when the reader of the output went away (``| head``): a shell's status
+#: for a command that SIGPIPE ended (128 + 13).
+EXIT_BROKEN_PIPE = 141
+
+
+def _reader_went_away() -> int:
+    """The output's reader closed it (``headway report | head``): nothing is wrong with
+    the crawl, so no message and nothing in error.log. What is still buffered for stdout
+    goes nowhere, so that the interpreter's last flush does not fail in turn."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout without a descriptor (a test's capture)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

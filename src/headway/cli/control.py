@@ -52,7 +52,7 @@ def add_crawl_args(parser: argparse.ArgumentParser, *, items: str | None = None)
 def add_control_parsers(add_parser: Any) -> None:
     """The control subcommands (``add_parser``: the subparsers' factory)."""
     for name in ("pause", "resume", "stop"):
-        p = add_parser(name, help=CONTROL_COMMANDS[name], description=CONTROL_COMMANDS[name])
+        p = add_parser(name, help=CONTROL_COMMANDS[name], description=_DESCRIPTIONS[name])
         add_crawl_args(p)
         p.add_argument("--node", default=None, help="only this node of a shared crawl")
     seed = add_parser("seed", help=CONTROL_COMMANDS["seed"], description=_SEED_TEXT)
@@ -68,6 +68,15 @@ def add_control_parsers(add_parser: Any) -> None:
     host.add_argument("--clear", action="store_true", help="back to the crawl's settings")
 
 
+#: What ``headway pause --help`` (``resume``, ``stop``) says: the command's help as a
+#: sentence, as every command's description reads.
+_DESCRIPTIONS = {
+    "pause": "Pause a running crawl, or one node of it (--node): no new fetch starts until "
+    "resume; the fetches under way finish.",
+    "resume": "Resume a paused crawl, or one node of it (--node).",
+    "stop": "Stop a running crawl, or one node of it (--node), cleanly, as Ctrl-C does: "
+    "what was fetched is stored, and the same command resumes it.",
+}
 _SEED_TEXT = (
     "Add seeds to a crawl. A running node admits them within about a second, through the "
     "usual admission (scope, opt-out, seen); their hosts join the scope as seeds' do. "

@@ -16,8 +16,23 @@ from headway.settings import KEYS, Key
 _SHORT = {"out": "-o", "quiet": "-q"}
 #: The control commands (``cli/control.py``).
 CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
-#: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "console", "report", *CONTROLS, "simweb", "bench")
+#: The commands ``headway --help`` lists. ``bench-crawl`` (the measured crawl process of
+#: ``headway bench``) is internal: ``main`` reads it before this parser (``bench_child_parser``).
+COMMANDS = (
+    "demo",
+    "crawl",
+    "node",
+    "status",
+    "console",
+    "report",
+    "why",
+    *CONTROLS,
+    "drop-crawl",
+    "simweb",
+    "bench",
+)
+#: The internal command, never listed, never offered as a choice.
+BENCH_CHILD = "bench-crawl"
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -59,9 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"headway {__version__}")
-    sub = parser.add_subparsers(
-        dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}"
-    )
+    # not required: bare ``headway`` prints the help instead of an argparse error (main)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     # no abbreviations: "--max-page 5" must be an error, not --max-pages
     add_parser = functools.partial(sub.add_parser, allow_abbrev=False)
     from headway.cli.demo import add_demo_parser
@@ -69,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_parser(add_parser)
     crawl = add_parser(
         "crawl",
+        usage="%(prog)s SEEDS --user-agent UA [--out DIR] [--config TOML] [SETTING FLAGS]",
         help="crawl outward from seeds into a crawl directory",
         description="Crawl outward from the seeds, politely, into the crawl directory (--out). "
         "Running the same command again continues an interrupted crawl. Settings come from "
@@ -83,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setting_flags(crawl)
     node = add_parser(
         "node",
+        usage="%(prog)s --store URL --crawl-id ID --user-agent UA [--out DIR] [SETTING FLAGS]",
         help="join a shared crawl (--store, --crawl-id) as one more node, without seeds",
         description="Run one more node of a shared crawl: it takes its share of the crawl's "
         "shards from the store (--store, --crawl-id) and writes its own WARC files, index and "
@@ -93,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     status = add_parser(
         "status",
         help="show the state of a crawl directory, or of a shared crawl (--store, --crawl-id)",
+        description="Show the state of a crawl directory or of a shared crawl (--store, "
+        "--crawl-id), running or finished: the frontier's counts, the last run, live nodes.",
     )
     status.add_argument("out", type=Path, nargs="?", default=None, help="crawl directory")
     status.add_argument("--json", action="store_true", help="machine-readable output")
@@ -113,10 +131,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_console_parser(add_parser)
 
     add_report_parser(add_parser)
+    from headway.cli.why import add_why_parser
+
+    add_why_parser(add_parser)
     add_control_parsers(add_parser)
+    from headway.cli.dropcrawl import add_drop_parser
+
+    add_drop_parser(add_parser)
     sim = add_parser(
         "simweb",
         help="serve the simulated web for trying configurations",
+        description="Serve the simulated web on 127.0.0.1 (hosts site0.sim, site1.sim, ...) "
+        "until interrupted, for trying configurations against it.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     sim.add_argument("--hosts", type=int, default=10, help="number of virtual hosts")
@@ -236,7 +262,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="source tree (its src/ folder) of an earlier headway: each case runs first "
         "with it, then with this one, on the same server (before/after figures)",
     )
-    # internal (the crawl process of ``headway bench``): no help, so not listed
-    crawl_child = add_parser("bench-crawl")
-    crawl_child.add_argument("config")
     return parser
+
+
+def bench_child_parser() -> argparse.ArgumentParser:
+    """The internal ``headway bench-crawl CONFIG`` (the crawl process ``headway bench``
+    measures): read by ``main`` before the public parser, so no listing or choice names it."""
+    parser = argparse.ArgumentParser(prog=f"headway {BENCH_CHILD}", allow_abbrev=False)
+    parser.add_argument("config", help="the case, as JSON")
+    return parser
+
+
+def unknown_flag_hint(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """The message for arguments ``parser`` did not take: them, and the nearest flag of
+    that command for the first unknown flag (a typo, most often)."""
+    import difflib
+
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    flags = [opt for action in parser._actions for opt in action.option_strings]
+    first = next((e.split("=", 1)[0] for e in extras if e.startswith("--")), None)
+    close = difflib.get_close_matches(first, flags, n=1, cutoff=0.75) if first else []
+    if close:
+        message += f" (did you mean {close[0]}?)"
+    return message

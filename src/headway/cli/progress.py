@@ -69,7 +69,7 @@ def _fields(stats: NodeStats) -> list[list[str]]:
     )
     fields = [
         [f"{f.fetches} page{'' if f.fetches == 1 else 's'}"],
-        ["PAUSED (quota): SIGUSR1 resumes", "PAUSED"] if sch.paused else [],
+        _paused_forms(sch.paused_for) if sch.paused else [],
         [f"{f.pages_per_second:.1f} pages/s", f"{f.pages_per_second:.1f}/s"],
         [f"{queued} URLs queued", f"{queued} queued"],
         [
@@ -113,6 +113,22 @@ def fit_fields(fields: list[list[str]], width: int | None, sep: str = "  ") -> s
     if width is not None and len(text) > width:
         text = text[: max(width - 1, 0)] + "…"
     return text
+
+
+#: What lifts each pause, in the live line's words.
+_RESUMES = {"control": "headway resume continues", "quota": "SIGUSR1 resumes"}
+
+
+def _paused_forms(reasons: tuple[str, ...]) -> list[str]:
+    """The live line's PAUSED field: why, and what resumes it."""
+    known = [r for r in reasons if r in _RESUMES]
+    if not known:
+        return ["PAUSED"]
+    if known == ["control"]:
+        return ["PAUSED (headway resume continues)", "PAUSED"]
+    why = ", ".join(known)
+    how = " and ".join(_RESUMES[r] for r in known)
+    return [f"PAUSED ({why}): {how}", "PAUSED"]
 
 
 def progress_text(stats: NodeStats, width: int | None = None) -> str:

@@ -40,7 +40,7 @@ OPTOUT_FIGURE = "URLs dropped by opt-out controls"
 def add_report_parser(add_parser: Any) -> None:
     p = add_parser(
         "report",
-        help="end-of-crawl reports: seeds, hosts, MIME types, response codes, frontier, controls",
+        help="report on a crawl: seeds, hosts, MIME types, response codes, frontier, controls",
         description="Report on a crawl directory or a shared crawl (--store, --crawl-id), "
         "running or finished: seeds, hosts, MIME types, response codes, the frontier and the "
         "control log.",
@@ -115,6 +115,7 @@ def read_report(ref: CrawlRef, *, logs: list[Path] | None = None) -> Any:
         extra=shared["extra"],
         notes=notes,
         nodes=shared["nodes"],
+        logs_read=bool(dirs),
     )
 
 

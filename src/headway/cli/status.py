@@ -49,6 +49,17 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
         raise CrawlDirError(str(exc)) from None
     if counts is not None:
         out["frontier"] = dataclasses.asdict(counts)
+    out["paused"] = _paused_by_control(root, str(info.get("node_id") or ""), store)
+    if not str(out["running"]).startswith("yes"):
+        from headway.store.cdxjsort import looks_sorted
+
+        unsorted = [p.name for p in sorted(root.glob("index*.cdxj")) if not looks_sorted(p)]
+        if unsorted:
+            out["index"] = (
+                f"{', '.join(unsorted)} not sorted: the crawl stopped without closing its "
+                "store (kill -9, a crash, power loss); the next run sorts it (the same "
+                "headway crawl command)"
+            )
     warcs = [p.stat().st_size for p in paths.warc_dir.glob("*.warc.gz")]
     out["warc_files"] = len(warcs)
     out["warc_bytes"] = sum(warcs)
@@ -75,9 +86,32 @@ def read_status(root: Path, store: str = "", crawl_id: str | None = None) -> dic
                 "not_modified": rc.not_modified,
             }
         out["last_metrics"] = last_metrics
+        if "quota" in st.scheduler.paused_for:
+            out["paused_for_quota"] = True
         if decoded.missing:
             out["last_metrics_note"] = record_note(decoded)
     return out
+
+
+def _paused_by_control(root: Path, node: str, store: str) -> bool:
+    """Whether the control log leaves this crawl directory's node paused (``headway
+    pause``); False when it cannot be read here (a shared crawl's log is in its store)."""
+    if store:
+        return False
+    from headway.control.log import read_all
+    from headway.control.state import ControlState, fold
+    from headway.control.target import CrawlRef, open_control_log
+    from headway.errors import HeadwayError
+
+    try:
+        log = open_control_log(CrawlRef(root), read_only=True)
+        try:
+            controls = read_all(log)
+        finally:
+            log.close()
+    except HeadwayError:
+        return False
+    return fold(ControlState(), controls, node=node or None).paused
 
 
 def _running(lock: Path, proc_locks: Path = Path("/proc/locks")) -> str:
@@ -153,6 +187,9 @@ def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
                 "last_heartbeat_age": round(now - n.last_heartbeat, 1),
                 "leases_held": decoded.stats.leases.held,
                 "software": decoded.stats.software,
+                "paused_for": list(decoded.stats.scheduler.paused_for)
+                if decoded.stats.scheduler.paused
+                else [],
                 "note": _node_note(n.record, decoded),
             }
         )
@@ -168,8 +205,10 @@ def shared_status(store: str, crawl_id: str) -> dict[str, Any]:
 
 def _frontier_line(f: dict[str, Any]) -> str:
     parked = f.get("revisits_parked") or 0
+    # leased, not "in flight": a leased URL may be fetching, or waiting in a node's
+    # pipeline for its host's turn, a parser or the store
     return (
-        f"queued {f['queued']:,}, in flight {f['leased']:,}, done {f['done']:,}, "
+        f"queued {f['queued']:,}, leased {f['leased']:,}, done {f['done']:,}, "
         f"failed {f['failed']:,}, seen {f['seen']:,}, hosts with URLs queued "
         f"{f['hosts_queued']:,}" + (f", waiting for a revisit {parked:,}" if parked else "")
     )
@@ -224,6 +263,11 @@ def shared_status_lines(status: dict[str, Any]) -> list[str]:
             f"  {n['node']:<28} {n['pages']:>9,} {n['pages_per_second']:>8.1f} {n['errors']:>7,}"
             f" {n['shards_held']:>6} {n['last_heartbeat_age']:>8.1f}s ago"
         )
+        if n.get("paused_for"):
+            reasons = n["paused_for"]
+            how = {"control": "headway resume", "quota": "SIGUSR1 to the node"}
+            then = " and ".join(how[r] for r in reasons if r in how) or "its resume"
+            lines.append(f"    {n['node']}: paused ({', '.join(reasons)}); {then} continues it")
         if n["note"]:
             lines.append(f"    {n['node']}: {n['note']}")
     return lines
@@ -254,7 +298,12 @@ def local_state(status: dict[str, Any]) -> str:
     running = str(status["running"])
     f = status.get("frontier")
     if running.startswith("yes"):
-        return "running" + running.removeprefix("yes")
+        pid = running.removeprefix("yes")
+        if status.get("paused"):
+            return f"paused (headway pause; headway resume continues it), running{pid}"
+        if status.get("paused_for_quota"):
+            return f"paused (quota; SIGUSR1 continues it), running{pid}"
+        return "running" + pid
     if f is None:
         return f"not running ({running}); frontier not readable here"
     left = f["queued"] + f["leased"]
@@ -262,7 +311,10 @@ def local_state(status: dict[str, Any]) -> str:
         parked = f.get("revisits_parked") or 0
         more = f"; {parked:,} pages wait for a revisit (--recrawl)" if parked else ""
         return f"finished: nothing queued{more}" if running == "no" else f"unknown ({running})"
-    return f"stopped with {left:,} URLs left: the same headway crawl command continues it"
+    paused = " (paused by a control: it starts paused, headway resume continues it)"
+    return f"stopped with {left:,} URLs left: the same headway crawl command continues it" + (
+        paused if status.get("paused") else ""
+    )
 
 
 def status_lines(status: dict[str, Any]) -> list[str]:
@@ -278,6 +330,8 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     if f is not None:
         lines.append(f"  frontier      {_frontier_line(f)}")
         lines.append(f"  shed          {_shed_text(f)}")
+    if "index" in status:
+        lines.append(f"  index         {status['index']}")
     files = status["warc_files"]
     lines.append(
         f"  WARC          {files} file{'' if files == 1 else 's'}, {_size(status['warc_bytes'])}"

@@ -29,6 +29,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -230,6 +231,10 @@ def make_app(source: Source, desk: ControlDesk, guard: Guard) -> web.Application
     return app
 
 
+#: Addresses that mean "every interface" to a listening socket.
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+
+
 class ConsoleServer:
     """A console listening on ``host:port`` (``start``/``stop``)."""
 
@@ -262,7 +267,11 @@ class ConsoleServer:
 
     @property
     def url(self) -> str:
-        shown = f"[{self.host}]" if ":" in self.host else self.host
+        """The address to open in a browser. A console listening on every interface
+        (``0.0.0.0``, ``::``) is reached by this machine's name: the wildcard address
+        itself is nothing a browser can open."""
+        host = socket.gethostname() if self.host in WILDCARD_HOSTS else self.host
+        shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{self.port}/"
 
     async def start(self) -> None:

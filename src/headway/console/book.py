@@ -191,13 +191,42 @@ class SeedBook:
         self.use(seeds)
 
     def use(self, seeds: Iterable[tuple[str, str]]) -> None:
-        """The crawl's seeds as (url, host); replaces what was followed before."""
+        """The crawl's seeds as (url, host); replaces what was followed before, keeping
+        the first fetch of a seed still followed (one carried over from an earlier run)."""
+        before = self.seeds
         self.seeds = {}
         self.total = 0
         for url, host in seeds:
             self.total += 1
             if len(self.seeds) < MAX_SEEDS:
-                self.seeds[url] = SeedState(url, host)
+                self.seeds[url] = before.get(url) or SeedState(url, host)
+
+    def carry(self, rows: Iterable[object]) -> int:
+        """First fetches from an earlier run's snapshot rows (``rows``): a resumed crawl
+        does not show its seeds as not fetched yet. Rows of seeds not followed, without
+        a first fetch, or not rows, are skipped; returns how many were taken."""
+        taken = 0
+        for row in rows:
+            if not isinstance(row, dict) or not row.get("first_fetch"):
+                continue
+            url = row.get("url")
+            state = self.seeds.get(url) if isinstance(url, str) else None
+            if state is None:
+                # a seed not followed: skipped once the seeds are known (it is no seed of
+                # this run), kept for use() while they are not set yet
+                if not isinstance(url, str) or self.total or len(self.seeds) >= MAX_SEEDS:
+                    continue
+                # not followed yet (the seeds are set later at start): kept for use()
+                state = self.seeds[url] = SeedState(url, str(row.get("host") or ""))
+            if state.outcome:
+                continue
+            status = row.get("status")
+            at = row.get("at")
+            state.outcome = str(row["first_fetch"])
+            state.status = status if isinstance(status, int) else None
+            state.at = float(at) if isinstance(at, int | float) else 0.0
+            taken += 1
+        return taken
 
     def on_page(self, url: str, outcome: str, status: int | None, now: float) -> None:
         state = self.seeds.get(url)

@@ -136,13 +136,19 @@ class Snapshotter:
         self._load_history()
 
     def _load_history(self) -> None:
-        """A resumed crawl continues the history of its last run."""
+        """A resumed crawl continues the history of its last run, and its seeds keep
+        the first fetches an earlier run made."""
         try:
             old = orjson.loads(self.path.read_bytes())
         except (OSError, orjson.JSONDecodeError):
             return
-        if isinstance(old, dict) and isinstance(old.get("history"), list):
+        if not isinstance(old, dict):
+            return
+        if isinstance(old.get("history"), list):
             self.parts.book.history.load(old["history"])
+        seeds = old.get("seeds")
+        if isinstance(seeds, dict) and isinstance(seeds.get("rows"), list):
+            self.parts.book.seeds.carry(seeds["rows"])
 
     async def run(self) -> None:
         """Until cancelled: a snapshot every ``every`` seconds."""

@@ -180,6 +180,25 @@ def counts_from_totals(
 
 
 @dataclass(frozen=True, slots=True)
+class FoundUrl:
+    """What a frontier holds of one URL (``headway why``): ``seen`` whether it was ever
+    admitted; ``state`` where it is now, None when the frontier keeps no record of it
+    (never seen, shed, or settled in a backend that drops settled records: Redis);
+    ``owner`` the node leasing it."""
+
+    seen: bool
+    state: UrlState | None = None
+    depth: int | None = None
+    priority: int | None = None
+    via: str | None = None
+    attempts: int = 0
+    not_before: float = 0.0
+    fetches: int = 0
+    lease_expires: float | None = None
+    owner: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class FrontierLimits:
     """Caps of the frontier. ``bloom_capacity``: the largest sizing of the seen filter
     (the embedded store's grows to it with the crawl; Redis bitmaps are sized for it)."""

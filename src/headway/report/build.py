@@ -37,10 +37,10 @@ NO_RESPONSE = "no response"
 class SeedRow:
     seed: str
     host: str
-    robots: str  # e.g. "robots.txt allow-all", "404", "not fetched"
+    robots: str  # e.g. "robots.txt allow-all", "404", "not fetched"; "unknown": no log read
     first_status: int | None
-    first_outcome: str  # "not fetched" when the seed has no line
-    pages: int  # URLs reached from the seed (it included)
+    first_outcome: str  # "not fetched" when the seed has no line; "unknown": no log read
+    pages: int | None  # URLs reached from the seed (it included); None: no crawl log read
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,13 @@ class CrawlReport:
     extra: Mapping[str, int] = field(default_factory=dict, hash=False)
     notes: tuple[str, ...] = ()
     nodes: tuple[NodeRow, ...] = ()
+    #: False when no crawl log was read (a shared crawl without --logs): every figure
+    #: that comes from the crawl logs is unknown, not zero
+    logs_read: bool = True
+
+
+#: What a figure from the crawl logs reads as when none was read.
+UNKNOWN = "unknown"
 
 
 def host_of(url: str) -> str:
@@ -176,6 +183,7 @@ class ReportBuilder:
         extra: Mapping[str, int] | None = None,
         notes: Sequence[str] = (),
         nodes: Sequence[NodeRow] = (),
+        logs_read: bool = True,
     ) -> CrawlReport:
         reach = self._reach(seeds)
         seed_rows = []
@@ -187,10 +195,10 @@ class ReportBuilder:
                 SeedRow(
                     seed=s,
                     host=host,
-                    robots=robots[1] if robots else "not fetched",
+                    robots=robots[1] if robots else ("not fetched" if logs_read else UNKNOWN),
                     first_status=first[1] if first else None,
-                    first_outcome=first[2] if first else "not fetched",
-                    pages=reach.get(s, 0),
+                    first_outcome=first[2] if first else ("not fetched" if logs_read else UNKNOWN),
+                    pages=reach.get(s, 0) if logs_read else None,
                 )
             )
         hosts = set(self._host_fetches) | set(self._host_errors)
@@ -228,6 +236,7 @@ class ReportBuilder:
             extra=dict(extra or {}),
             notes=tuple(notes),
             nodes=tuple(sorted(nodes, key=lambda n: n.node)),
+            logs_read=logs_read,
         )
 
     def _reach(self, seeds: Sequence[str]) -> dict[str, int]:

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from headway.control.log import describe
-from headway.report.build import CrawlReport
+from headway.report.build import UNKNOWN, CrawlReport
 
 FORMATS = ("text", "csv", "json")
 
@@ -31,12 +31,16 @@ def _codes(m: Any) -> str:
 
 
 def to_json(r: CrawlReport) -> dict[str, Any]:
+    """The report as one object; without crawl logs (``logs_read`` false) the figures
+    that come from them are null, not 0."""
+    known = r.logs_read
     return {
         "source": r.source,
+        "logs_read": known,
         "totals": {
-            "lines": r.lines,
-            "fetches": r.fetches,
-            "bytes": r.bytes,
+            "lines": r.lines if known else None,
+            "fetches": r.fetches if known else None,
+            "bytes": r.bytes if known else None,
             "first_time": r.first_time,
             "last_time": r.last_time,
         },
@@ -125,11 +129,15 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 def _text(r: CrawlReport, text_hosts: int) -> str:
-    out = [
-        f"Crawl report: {r.source}",
-        f"  {r.lines} crawl log lines, {r.fetches} fetches, {r.bytes} bytes,"
-        f" {_when(r.first_time)} to {_when(r.last_time)}",
-    ]
+    unknown = "  unknown: no crawl log read (give the nodes' directories with --logs DIR)"
+    out = [f"Crawl report: {r.source}"]
+    if r.logs_read:
+        out.append(
+            f"  {r.lines} crawl log lines, {r.fetches} fetches, {r.bytes} bytes,"
+            f" {_when(r.first_time)} to {_when(r.last_time)}"
+        )
+    else:
+        out.append("  crawl log lines, fetches, bytes: unknown (no crawl log read)")
     out += [f"  note: {n}" for n in r.notes]
     out += ["", f"Seeds ({len(r.seeds)})"]
     if r.seeds:
@@ -138,11 +146,14 @@ def _text(r: CrawlReport, text_hosts: int) -> str:
             first = (
                 s.first_outcome if s.first_status is None else f"{s.first_status} {s.first_outcome}"
             )
-            rows.append([s.seed, s.robots, first, str(s.pages)])
+            pages = UNKNOWN if s.pages is None else str(s.pages)
+            rows.append([s.seed, s.robots, first, pages])
         out += _table(rows)
     shown = r.hosts[:text_hosts]
     more = f", the {len(shown)} busiest shown" if len(r.hosts) > len(shown) else ""
-    out += ["", f"Hosts ({len(r.hosts)}{more})"]
+    out += ["", f"Hosts ({len(r.hosts) if r.logs_read else UNKNOWN}{more})"]
+    if not r.logs_read:
+        out.append(unknown)
     if shown:
         rows = [["host", "fetches", "bytes", "response codes", "errors"]]
         rows += [
@@ -151,12 +162,16 @@ def _text(r: CrawlReport, text_hosts: int) -> str:
         ]
         out += _table(rows)
     out += ["", "MIME types"]
+    if not r.logs_read:
+        out.append(unknown)
     if r.mime_types:
         out += _table(
             [["type", "count", "bytes"]]
             + [[m.key, str(m.count), str(m.bytes)] for m in r.mime_types]
         )
     out += ["", "Response codes"]
+    if not r.logs_read:
+        out.append(unknown)
     if r.status_codes:
         out += _table([["code", "count"]] + [[c.key, str(c.count)] for c in r.status_codes])
     out += ["", "Frontier"]
@@ -165,7 +180,7 @@ def _text(r: CrawlReport, text_hosts: int) -> str:
         out.append("  (no frontier)")
     else:
         out.append(
-            f"  queued {f.queued}, in flight {f.leased}, done {f.done}, failed {f.failed},"
+            f"  queued {f.queued}, leased {f.leased}, done {f.done}, failed {f.failed},"
             f" seen {f.seen}, hosts with queued URLs {f.hosts_queued}"
         )
         shed = ", ".join(f"{k} {v}" for k, v in f.shed.items())

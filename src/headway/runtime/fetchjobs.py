@@ -31,7 +31,12 @@ from headway.policy.outcome import Outcome
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.robots import RobotsKind, RobotsRules, blocked_rules, robots_from_response
 from headway.runtime.metrics import Counters, Hostile
-from headway.runtime.reach import UNREACHABLE_WARNINGS, HostReach
+from headway.runtime.reach import (
+    UNREACHABLE_WARNINGS,
+    HostReach,
+    answered_before,
+    name_unknown,
+)
 from headway.runtime.recrawl import Recrawl
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
 from headway.runtime.stage import Stage
@@ -121,6 +126,7 @@ class RobotsFetch:
                 hint if local else "",
             )
         else:
+            previous = self._scheduler.robots.previous(job.host)
             # parsing costs in proportion to the file (up to 500 KiB: over a second of
             # CPU for one of many rules): off the event loop, one file at a time
             async with self._parsing:
@@ -132,8 +138,16 @@ class RobotsFetch:
                     now=now,
                     ttl=self._settings.politeness.robots_ttl,
                     retry_base=self._settings.politeness.robots_retry_base,
-                    previous=self._scheduler.robots.previous(job.host),
+                    previous=previous,
                 )
+            before = answered_before(previous)
+            if not answered:
+                self._reach.note_history(job.host, answered_before=before)
+            if not answered and not before and name_unknown(res):
+                # a name that does not exist is final (a host that answered before keeps
+                # its retries: its name may be back after a DNS outage)
+                give_up = self._settings.politeness.robots_give_up
+                rules = dataclasses.replace(rules, failures=max(rules.failures, give_up))
         self._scheduler.on_robots_done(
             job.host,
             rules,
@@ -174,8 +188,15 @@ class RobotsFetch:
         final = rules.failures >= give_up
         if not answered:
             self._counters.robots_errors += 1
-            if not final:
+            if final:
+                self._reach.on_given_up(host)
+            else:
                 self._reach.on_no_answer(host, res, waits=self._waits(rules, now))
+                return
+            # given up at its first try (a name that does not exist): the one warning
+            # names it, with why, and says that this is final
+            waits = "final: its URLs fail as robots-unreachable, not retried"
+            if self._reach.on_no_answer(host, res, waits=waits):
                 return
         if rules.failures > 1 and not final:
             return  # named at its first failure; retries only in the crawl log

@@ -45,9 +45,16 @@ from headway.runtime.metrics import Counters
 from headway.runtime.monitor import Monitor, monitor_for
 from headway.runtime.nodeview import HOST_PROBLEMS, crawl_summary, node_statistics, snapshot_parts
 from headway.runtime.pipeline import Pipeline
-from headway.runtime.reach import HostReach
+from headway.runtime.reach import HostReach, nobody_answers
 from headway.runtime.scheduler import RobotsJob
-from headway.runtime.seeding import offer_lost_seeds, offer_seeds, rules_for_seeds, shared_seeds
+from headway.runtime.seeding import (
+    ADMISSION_META,
+    admission_record,
+    offer_lost_seeds,
+    offer_seeds,
+    rules_for_seeds,
+    shared_seeds,
+)
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import CrawlSummary, StopReason, process_cpu_seconds
 from headway.settings import Settings
@@ -72,7 +79,7 @@ PARSE_GRACE = 5.0
 #: requeued (crawl log) before the node closes.
 RECORD_GRACE = 2.0
 #: Stops that end the crawl by itself, with nothing in flight: drained in full.
-_NATURAL_STOPS = frozenset({StopReason.FINISHED, StopReason.MAX_PAGES})
+_NATURAL_STOPS = frozenset({StopReason.FINISHED, StopReason.MAX_PAGES, StopReason.UNANSWERED})
 
 
 class Node:
@@ -207,6 +214,8 @@ class Node:
             released = await fw.call(frontier.release_own_leases)
             await self._shared_seeds()
             self.pipeline.use_rules(self._rules)  # the crawl's own seeds define them
+            record = admission_record(self.settings)  # for headway why
+            await fw.call(frontier.set_meta, ADMISSION_META, record)
         except BaseException:
             await self._shutdown()
             await self._close_frontier()
@@ -461,6 +470,25 @@ class Node:
             self.request_stop(StopReason.MAX_PAGES)
         elif self._counts.queued == 0 and self._counts.leased == 0:
             self.request_stop(StopReason.FINISHED)
+        elif nobody_answers(
+            wait=s.unanswered_wait,
+            running_for=mono - self._started,
+            reach=self.reach,
+            fetched=self._counts.fetched,
+            queued_hosts=self._counts.hosts_queued,
+            leased=self._counts.leased,
+        ):
+            hosts = self.reach.unreachable()
+            named = "; ".join(f"{u.host}: {u.reason}" for u in hosts[:3])
+            more = f" and {len(hosts) - 3} more" if len(hosts) > 3 else ""
+            log.warning(
+                "no host answered in %.0f s and only their URLs are queued (%s%s): the "
+                "crawl ends; the same command tries them again (--unanswered-wait)",
+                mono - self._started,
+                named,
+                more,
+            )
+            self.request_stop(StopReason.UNANSWERED)
 
     async def offer_seeds_again(self) -> None:
         """After a restart of the shared store, which may have lost its latest

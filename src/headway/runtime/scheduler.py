@@ -176,6 +176,7 @@ class Scheduler:
             waiting=self.core.hosts_waiting(now),
             parked=p.parked,
             paused=self.core.paused,
+            paused_for=tuple(sorted(self._pause_reasons)),
             throttled=tuple(
                 HostRow(h, st.in_flight, st.limit, st.gap, st.retry_ratio, st.health)
                 for h, st in p.top

@@ -111,6 +111,32 @@ async def offer_lost_seeds(
     return len(again)
 
 
+#: The frontier's meta key of the admission rules the crawl last started with
+#: (``admission_record``), read back by ``headway why``.
+ADMISSION_META = "admission"
+
+
+def admission_record(settings: Settings) -> str:
+    """The admission rules of this run as the frontier keeps them (JSON): scope mode,
+    include and exclude patterns, depth and length bounds, the canonicalization options
+    and the opt-out file's path (its domains stay in the file; the opt-out controls are
+    in the control log)."""
+    sc = settings.scope
+    return json.dumps(
+        {
+            "scope": sc.scope,
+            "include": list(sc.include),
+            "exclude": list(sc.exclude),
+            "max_depth": sc.max_depth,
+            "max_url_length": sc.max_url_length,
+            "strip_params": sorted(settings.canon.strip_params),
+            "sort_query": settings.canon.sort_query,
+            "optout_file": str(sc.optout_file) if sc.optout_file is not None else None,
+            "at": time.time(),
+        }
+    )
+
+
 def rules_for_seeds(
     seeds: Sequence[str],
     settings: Settings,

@@ -82,6 +82,8 @@ class SchedulerStats:
     parked: int = 0
     paused: bool = False
     throttled: tuple[HostRow, ...] = ()
+    #: why fetching is paused: "control" (headway pause, the console), "quota"
+    paused_for: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +208,7 @@ class NodeStats:
                 for h in sch.throttled
             ],
             "paused": sch.paused,
+            "paused_for": list(sch.paused_for),
             "store": {
                 "warc_files": self.store.warc_files,
                 "records": self.store.records,
@@ -296,6 +299,11 @@ class _Fields:
     def bool_(self, key: str) -> bool:
         return self._get(key, (bool,)) is True
 
+    def optional_strs(self, key: str) -> tuple[str, ...]:
+        """A list of strings that records of earlier versions lack (not missing then)."""
+        v = self._obj.get(key)
+        return tuple(x for x in v if isinstance(x, str)) if isinstance(v, list) else ()
+
     def counts(self, key: str) -> dict[str, int]:
         v = self._get(key, (dict,))
         if v is None:
@@ -374,6 +382,7 @@ def from_json(obj: object) -> Decoded:
         waiting=hosts.int_("waiting"),
         parked=hosts.int_("parked"),
         paused=top.bool_("paused"),
+        paused_for=top.optional_strs("paused_for"),
         throttled=tuple(
             HostRow(
                 h.str_("host"),

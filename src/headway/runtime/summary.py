@@ -22,6 +22,7 @@ class StopReason(StrEnum):
     INTERRUPTED = "interrupted"  # a signal, or the command's own stop
     CRAWL_LOST = "crawl lost"  # the shared store lost the crawl's keys
     STOP_CONTROL = "stop-control"  # a stop control (headway stop, the console)
+    UNANSWERED = "no host answered"  # only hosts that never answered are queued
 
 
 @dataclass(frozen=True, slots=True)

@@ -229,7 +229,17 @@ _CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+)")
 
 def validate(settings: Settings) -> None:
     """Checks that involve more than one key, or the meaning of a value."""
-    ua = settings.identity.user_agent.strip()
+    raw = settings.identity.user_agent
+    ua = raw.strip()
+    # the value as sent: a trailing line break is one too
+    bad = next((c for c in raw if c != "\t" and (c < " " or c == "\x7f")), None)
+    if bad is not None:
+        what = "a line break" if bad in "\r\n" else f"the control character {bad!r}"
+        raise ConfigError(
+            "identity.user_agent",
+            f"contains {what}, which no HTTP header may carry (every request would fail); "
+            'give it on one line, e.g. "mybot/1.0 (+https://example.org/bot)"',
+        )
     if not ua:
         raise ConfigError(
             "identity.user_agent",
@@ -311,6 +321,16 @@ def parse_host_limits(items: tuple[str, ...]) -> dict[str, int]:
 def settings_from_sources(
     config: Path | None, environ: Mapping[str, str], flags: Mapping[str, Any]
 ) -> Settings:
-    """The full precedence chain: defaults < TOML < env < flags."""
+    """The full precedence chain: defaults < TOML < env < flags. A bad value that a flag
+    gave is named by that flag (``--delay: ...``), as the person typed it; from the file
+    it is named by its key (``politeness.delay``), from the environment by the variable."""
     file_layer = load_toml(config) if config is not None else {}
-    return build_settings(file_layer, load_env(environ), flags)
+    try:
+        return build_settings(file_layer, load_env(environ), flags)
+    except ConfigError as exc:
+        section, _, name = exc.key.partition(".")
+        key = KEYS_BY_NAME.get(name)
+        if key is None or key.section != section or name not in flags:
+            raise
+        message = str(exc).removeprefix(f"{exc.key}: ")
+        raise ConfigError(key.flag, message) from None

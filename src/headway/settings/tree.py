@@ -48,6 +48,14 @@ class CrawlSettings:
     max_duration: float = _opt(0.0, "stop after this many seconds (0: no limit)", min=0)
     max_bytes: int = _opt(0, "stop after this many body bytes received (0: no limit)", min=0)
     seed_scheme: str = _opt("https", "scheme for bare-domain seeds", choices=("http", "https"))
+    unanswered_wait: float = _opt(
+        50.0,
+        "a crawl no host of which ever answered ends after this many seconds once only "
+        "unanswered hosts are queued (0: never; a host that answered before keeps its "
+        "robots.txt retries)",
+        min=0,
+        max=86400,
+    )
 
 
 @dataclass(frozen=True, slots=True)

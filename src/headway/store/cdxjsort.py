@@ -46,6 +46,32 @@ def is_sorted(path: Path) -> bool:
     return True
 
 
+#: Bytes read from each end (and the middle) of an index by ``looks_sorted``.
+SAMPLE_BYTES = 64 * 1024
+
+
+def looks_sorted(path: Path, sample: int = SAMPLE_BYTES) -> bool:
+    """Whether the index reads as sorted in three samples of ``sample`` bytes (its start,
+    middle and end; whole lines only): False is certain, True is a strong hint. What a
+    crawl that never closed its store leaves (lines appended in capture order since the
+    last sort) is out of order within its last lines. Reads at most 3 samples, however
+    large the index (``headway status`` must stay fast)."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            for start in sorted({0, max(0, size // 2 - sample // 2), max(0, size - sample)}):
+                fh.seek(start)
+                lines = fh.read(sample).split(b"\n")
+                if start:
+                    lines = lines[1:]  # the first may be the end of a line
+                lines = lines[:-1]  # the last may be cut
+                if any(b < a for a, b in itertools.pairwise(lines)):
+                    return False
+    except OSError:
+        return True  # unreadable here: nothing to say about its order
+    return True
+
+
 def _leftovers(path: Path) -> list[Path]:
     return [
         p
