@@ -18,8 +18,8 @@ Contract:
   ``home_links`` of them point at its home page, the rest at a page drawn so that each
   host's low-numbered pages are its popular ones), a local link its page the same way,
   and the home page of host ``i`` links to the home pages of hosts ``2i+1`` and ``2i+2``
-  (every host is reachable from host 0). The hosts of ``SimWebSpec.farm`` (a half-open range) are a link
-  farm: their cross links go to farm hosts only.
+  (every host is reachable from host 0). The hosts of ``SimWebSpec.farm`` (a half-open
+  range) are a link farm: their cross links go to farm hosts only.
 - ``kind_of`` classifies a path without serving it; ``expected_urls`` walks the graph the
   way a correct crawler would (robots obeyed, nofollow skipped, redirects followed).
 """
