@@ -10,18 +10,26 @@ own request log. Reported for every order: the share of the total PageRank in th
 10% of the web's pages fetched, home pages reached and the link farm's share of those
 fetches. The offline orders ignore politeness (any page may go next).
 
+With ``--nodes 2`` each headway run is two nodes in this process sharing a Redis (a
+redis-server started for the run, 16 shards), each with ``--max-pages`` half the
+budget; their fetches are read from the one server log, in arrival order.
+
 Usage: ``python benchmarks/bench_priority.py [--hosts 1000] [--pages 20000]
-[--delay 0.05] [--priority quality] [--priority depth] [--runs 1]``.
+[--delay 0.05] [--priority quality] [--priority depth] [--runs 1] [--nodes 2]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import checkout_path  # noqa: F401  (tests/support on sys.path)
+from tests.support.redisproc import RedisServer
 
 from headway.runtime.node import Node
 from headway.settings import build_settings
@@ -29,6 +37,7 @@ from headway.testing import rankweb
 from headway.testing.simweb import SimWeb
 
 UA = "headway-bench/0.1 (+https://example.org/bench)"
+_crawls = itertools.count()
 
 
 def _row(name: str, order: Sequence[int], g: rankweb.PageGraph, rank: list[float]) -> str:
@@ -49,6 +58,7 @@ async def crawl_order(
     delay: float,
     concurrency: int,
     extra: dict[str, object],
+    nodes: int = 1,
 ) -> tuple[list[int], float]:
     """The pages headway fetched, in the order the server saw them, and the seconds."""
     index = g.index()
@@ -72,7 +82,27 @@ async def crawl_order(
             }
             layer.update(extra)
             started = time.monotonic()
-            await Node(build_settings(layer), seeds).run()
+            if nodes == 1:
+                await Node(build_settings(layer), seeds).run()
+            else:
+                redis = RedisServer(Path(tmp))
+                redis.start()
+                try:
+                    crawl = f"rank{next(_crawls)}"
+                    runs = []
+                    for i in range(nodes):
+                        node_layer = dict(layer)
+                        node_layer.update(
+                            out=str(Path(tmp) / f"node{i}"),
+                            store=redis.url,
+                            crawl_id=crawl,
+                            shards=16,
+                            max_pages=budget // nodes,
+                        )
+                        runs.append(Node(build_settings(node_layer), seeds).run())
+                    await asyncio.gather(*runs)
+                finally:
+                    redis.stop()
             took = time.monotonic() - started
         order = [
             index[node] for r in web.fetched() if (node := (host_index[r.host], r.path)) in index
@@ -91,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--priority", action="append", default=None)
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--nodes", type=int, default=1, help="nodes sharing a Redis (1: embedded)")
     ap.add_argument(
         "--set",
         action="append",
@@ -130,9 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     delay=args.delay,
                     concurrency=args.concurrency,
                     extra=extra,
+                    nodes=args.nodes,
                 )
             )
-            label = f"headway --priority {priority} (run {run + 1}, {took:.0f} s)"
+            nodes = f", {args.nodes} nodes" if args.nodes > 1 else ""
+            label = f"headway --priority {priority} (run {run + 1}{nodes}, {took:.0f} s)"
             print(_row(label, order, g, rank), flush=True)
     print(_row("breadth-first from the seeds (offline)", rankweb.bfs_order(g, budget), g, rank))
     print(_row("OPIC (offline)", rankweb.opic_order(g, budget), g, rank))
