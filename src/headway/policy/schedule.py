@@ -106,7 +106,7 @@ class ScheduleParams:
     refill_interval: float = 1.0
     recheck_interval: float = 0.1
     max_limiters: int = 50_000
-    max_ready_hosts: int = 4096  # most hosts held for the importance order to choose from
+    max_ready_hosts: int = 1024  # most hosts held for the importance order to choose from
 
 
 class ScheduleCore:
