@@ -303,15 +303,18 @@ def test_forgotten_limiters_hand_back_their_waits() -> None:
     steps=st.lists(st.tuples(st.floats(0.0, 3.0), st.integers(1, 4)), min_size=5, max_size=60),
     gap=st.floats(0.1, 2.0),
     ahead=st.sampled_from([1, 4]),
+    ranked=st.booleans(),
 )
 def test_property_never_early_never_two_in_flight(
-    steps: list[tuple[float, int]], gap: float, ahead: int
+    steps: list[tuple[float, int]], gap: float, ahead: int, ranked: bool
 ) -> None:
     """Whatever the timing and the number of waiting slots, a host gets a fetch only one
     gap after its previous start, and never while one is in flight (ceiling 1), also
-    when it is leased several URLs at once."""
-    c = core(gap=gap, ahead=ahead)
-    hosts = ["a.test", "b.test"]
+    when it is leased several URLs at once, and under the importance order (a host
+    linked from many hosts is never served early for it)."""
+    links = {"a.test": 50, "b.test": 0, "c.test": 3}
+    c = core(gap=gap, ahead=ahead, inlinks=links.get if ranked else None)
+    hosts = list(links)
     known(c, *hosts)
     now = T0
     c.decide(now, 1)
@@ -412,3 +415,100 @@ def test_more_urls_than_asked_for_go_back_untried() -> None:
     c.offer_leases([("a.test", 2)], urls, T0)
     assert c.held() == 2
     assert c.decide(T0, 1) == SkippedUrl(urls[2], "requeued", T0)
+
+
+# -- the importance order between ready hosts --------------------------------------------
+
+
+def _serve(c: ScheduleCore, now: float, hosts: list[str]) -> list[str]:
+    """Hosts given a page at ``now``, one waiting slot at a time, until none is ready;
+    refills answered with ``hosts`` not excluded, leases with one URL each."""
+    served: list[str] = []
+    for _ in range(100):
+        d = c.decide(now, 1)
+        if isinstance(d, Refill):
+            c.offer_hosts([(h, now) for h in hosts if h not in d.exclude], None, {}, now)
+        elif isinstance(d, LeaseFor):
+            c.offer_leases(d.wants, [lease(h) for h, _ in d.wants], now)
+        elif isinstance(d, FetchPage):
+            served.append(d.lease.host)
+            c.on_fetch_done(d.lease.host, now, Outcome.OK, latency=0.01, retry_after=None)
+        elif isinstance(d, Wait):
+            break
+    return served
+
+
+def test_ready_hosts_go_by_importance_not_by_ready_time() -> None:
+    """Capacity-bound (one slot): of the hosts ready, the one linked from the most hosts
+    goes first, whatever the order they became ready in."""
+    links = {"late.test": 9, "early.test": 0, "mid.test": 2}
+    c = core(gap=1.0, inlinks=links.get)
+    known(c, *links)
+    assert isinstance(c.decide(T0, 1), Refill)
+    c.offer_hosts(
+        [("early.test", T0 - 3), ("mid.test", T0 - 2), ("late.test", T0 - 1)], None, {}, T0
+    )
+    assert _serve(c, T0, []) == ["late.test", "mid.test", "early.test"]
+
+
+def test_without_the_importance_order_ready_hosts_go_by_ready_time() -> None:
+    c = core(gap=1.0)
+    known(c, "late.test", "early.test")
+    assert isinstance(c.decide(T0, 1), Refill)
+    c.offer_hosts([("early.test", T0 - 3), ("late.test", T0 - 1)], None, {}, T0)
+    assert _serve(c, T0, []) == ["early.test", "late.test"]
+
+
+def test_a_host_served_gives_way_to_one_not_served_yet() -> None:
+    """Importance is (1 + in-link hosts) / (1 + pages taken): a host linked from 2 hosts
+    gets about three pages for each page of a host linked from none."""
+    links = {"big.test": 2, "small.test": 0}
+    c = core(gap=0.0, inlinks=links.get)
+    known(c, *links)
+    served = _serve(c, T0, list(links))
+    assert served[:2] == ["big.test", "big.test"]
+    assert served[:8].count("big.test") == 6 and served[:8].count("small.test") == 2
+
+
+def test_a_more_important_host_never_goes_before_its_gap() -> None:
+    """The important host waits out its gap; a less important ready host goes in its
+    place (importance chooses only among what politeness allows)."""
+    links = {"hub.test": 40, "tail.test": 0}
+    c = core(gap=1.0, inlinks=links.get)
+    known(c, *links)
+    first = _serve(c, T0, list(links))
+    assert first == ["hub.test", "tail.test"]
+    assert _serve(c, T0 + 0.5, list(links)) == []  # both inside their gap
+    assert _serve(c, T0 + 1.0, list(links)) == ["hub.test", "tail.test"]
+
+
+def test_an_important_host_not_ready_yet_never_goes_before_its_time() -> None:
+    """Capacity-bound, a host linked from 40 hosts whose gap ends in 0.3 s waits for
+    it; the ready host linked from none goes now."""
+    links = {"hub.test": 40, "tail.test": 0}
+    c = core(gap=1.0, inlinks=links.get)
+    known(c, *links)
+    assert isinstance(c.decide(T0, 1), Refill)
+    c.offer_hosts([("hub.test", T0 + 0.3), ("tail.test", T0)], None, {}, T0)
+    assert _serve(c, T0, []) == ["tail.test"]
+    assert _serve(c, T0 + 0.3, []) == ["hub.test"]
+
+
+def test_hosts_not_held_compete_while_held_hosts_are_ready() -> None:
+    """Under the importance order, a refill comes every refill_interval even while a
+    held host is ready, so a host the frontier offers later can go first."""
+    links = {"held.test": 0, "new.test": 30}
+    c = core(gap=0.0, inlinks=links.get)
+    known(c, *links)
+    assert _serve(c, T0, ["held.test"])[:1] == ["held.test"]
+    assert set(_serve(c, T0 + 0.5, ["held.test", "new.test"])) == {"held.test"}
+    later = _serve(c, T0 + 1.0, ["held.test", "new.test"])
+    # at most the one URL held already leased goes first
+    assert later.index("new.test") <= 1
+
+
+def test_the_ready_order_refills_only_when_no_held_host_is_ready() -> None:
+    c = core(gap=0.0)
+    known(c, "held.test", "new.test")
+    _serve(c, T0, ["held.test"])
+    assert set(_serve(c, T0 + 5.0, ["held.test", "new.test"])) == {"held.test"}

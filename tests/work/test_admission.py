@@ -128,3 +128,21 @@ def test_recent_lastmod_raises_priority_under_quality_priority() -> None:
     ages = {urls[0]: 3600.0, urls[1]: 400 * 86400.0}
     new, old, none = adm.admit(urls, 1, "https://example.org/sitemap.xml", lastmod_age=ages)
     assert new.priority < old.priority == none.priority
+
+
+def test_every_link_from_another_host_counts_as_an_in_link_new_or_known() -> None:
+    """A popular host's pages are mostly known already: links to them still count its
+    in-link hosts (the importance order between hosts reads them); links within the
+    linking page's own host never do."""
+    from headway.policy.quality import QualityBook
+
+    book = QualityBook()
+    adm = _admission(quality=book)  # the seed's domain: every host of example.org
+    hub = "https://hub.example.org/"
+    first = adm.admit([hub, "https://a.example.org/x"], 1, "https://a.example.org/")
+    assert [e.url for e in first] == [hub, "https://a.example.org/x"]
+    assert book.inlink_hosts("hub.example.org") == 1
+    assert book.inlink_hosts("a.example.org") == 0  # its own page
+    for source in ("b", "c", "d"):  # the hub's URL is known by now: no entry, still counted
+        assert adm.admit([hub], 2, f"https://{source}.example.org/page") == []
+    assert book.inlink_hosts("hub.example.org") == 4

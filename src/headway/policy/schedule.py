@@ -20,7 +20,14 @@ Decisions (values of ``decisions.py``), in the order they are returned:
 - ``SaveStates`` / ``ForgetHosts``: host state to persist (robots verdicts, waits of
   hosts whose limiter is forgotten).
 - ``Refill``: ask the frontier for ready hosts (when the heap has none ready and the
-  frontier changed, or at least every ``refill_interval``).
+  frontier changed, or at least every ``refill_interval``; with ``inlinks``, also while
+  every slot is served from hosts it holds, every ``refill_interval`` up to
+  ``max_ready_hosts`` hosts, so that hosts it does not hold yet can compete).
+
+Between hosts: without ``inlinks`` the ready host that was ready first goes next; with
+``inlinks`` (host -> distinct hosts seen linking to it) the most important of the hosts
+ready at ``now`` goes next (``policy/importance.py``, with ``quality``: host -> its
+quality), counting the pages this core handed out for each host in this run.
 - ``Wait(until)``: nothing to do before ``until`` unless an event comes first.
 
 Politeness invariant: a ``FetchRobots`` or ``FetchPage`` for a host is returned only when
@@ -51,6 +58,7 @@ from headway.policy.decisions import (
 )
 from headway.policy.held import HeldLeases, lease_count
 from headway.policy.hoststate import HostState, HostWait, restore, wait_of, waits_of
+from headway.policy.importance import host_importance
 from headway.policy.limiters import HostLimiters
 from headway.policy.outcome import Outcome
 from headway.policy.overrides import HostOverride, OverrideBook
@@ -98,6 +106,7 @@ class ScheduleParams:
     refill_interval: float = 1.0
     recheck_interval: float = 0.1
     max_limiters: int = 50_000
+    max_ready_hosts: int = 1024  # most hosts held for the importance order to choose from
 
 
 class ScheduleCore:
@@ -111,15 +120,21 @@ class ScheduleCore:
         optout: OptOut | None = None,
         page_budget: float = math.inf,
         waits_for_parser: Callable[[str], bool] | None = None,
+        inlinks: Callable[[str], int] | None = None,
+        quality: Callable[[str], float] | None = None,
     ) -> None:
         self.params = params
+        self._inlinks = inlinks  # None: ready hosts go by ready time alone
+        self._quality = quality  # host quality for the importance order (None: 1)
+        self._served: dict[str, int] = {}  # pages handed out per host (importance order)
         # whether a host's last page still waits for a parser (see _decide_host)
         self._waits_for_parser = waits_for_parser
         self.robots = robots if robots is not None else RobotsCache()
         self._optout = optout
         self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
         self._lims = HostLimiters(params.limits, params.host_ceilings, self.overrides)
-        self._ready = ReadyHeap()  # hosts by the time each is next ready
+        # hosts by the time each is next ready; among the ready, by importance
+        self._ready = ReadyHeap(self._importance if inlinks is not None else None)
         # hosts waiting in the heap only until their last page leaves the parse queue
         self._parser_wait: set[str] = set()
         self._busy: set[str] = set()  # at the concurrency limit, or fetching robots.txt
@@ -139,6 +154,11 @@ class ScheduleCore:
         self._frontier_next: float | None = None
         self.page_budget = page_budget
         self.paused = False
+
+    def _importance(self, host: str) -> float:
+        assert self._inlinks is not None
+        q = self._quality(host) if self._quality is not None else 1.0
+        return host_importance(self._inlinks(host), self._served.get(host, 0), q)
 
     # -- limiters ----------------------------------------------------------------------
     def limiter(self, host: str) -> HostLimiter:
@@ -180,6 +200,8 @@ class ScheduleCore:
         excess = len(self._limiters) - self.params.max_limiters
         victims = self._lims.forget(excess, self._idle, now)
         self._throttled.difference_update(host for host, _, _ in victims)
+        for host, _, _ in victims:
+            self._served.pop(host, None)
         return victims
 
     def waits(self, now: float) -> list[tuple[str, HostState]]:
@@ -357,6 +379,8 @@ class ScheduleCore:
     def decide(self, now: float, waiting: int) -> Decision:
         """The next thing to do at ``now`` with ``waiting`` fetch slots asking for work."""
         if not self._actions and not self.paused and self.page_budget > 0 and waiting > 0:
+            if self._refill_while_served(now):
+                return self._refill(now)
             self._scan(now, waiting)
         if self._actions:
             return self._actions.popleft()
@@ -373,16 +397,30 @@ class ScheduleCore:
         if top > now and (
             self._refill_due or more or recheck or since >= self.params.refill_interval
         ):
-            self._last_refill = now
-            self._refill_due = self._recheck = False
-            exclude = self._ready.hosts() | self._busy | self._leasing | set(self._held.hosts())
-            return Refill(self.params.refill_batch, frozenset(exclude))
+            return self._refill(now)
         until = min(top, self._last_refill + self.params.refill_interval)
         if self._recheck:
             until = min(until, self._last_refill + self.params.recheck_interval)
         if self._frontier_next is not None:
             until = min(until, self._frontier_next)
         return Wait(until)
+
+    def _refill(self, now: float) -> Refill:
+        self._last_refill = now
+        self._refill_due = self._recheck = False
+        exclude = self._ready.hosts() | self._busy | self._leasing | set(self._held.hosts())
+        return Refill(self.params.refill_batch, frozenset(exclude))
+
+    def _refill_while_served(self, now: float) -> bool:
+        """Under the importance order, hosts not held yet compete with the held ones: a
+        refill every ``refill_interval`` even while held hosts are ready, up to
+        ``max_ready_hosts`` hosts in the heap."""
+        return (
+            self._inlinks is not None
+            and now - self._last_refill >= self.params.refill_interval
+            and len(self._ready) < self.params.max_ready_hosts
+            and self._ready.top() <= now
+        )
 
     def _scan(self, now: float, waiting: int) -> None:
         jobs = 0
@@ -393,7 +431,7 @@ class ScheduleCore:
             if host in self._held and host not in self._ready:
                 jobs += self._decide_host(host, now) == "job"
         while self._ready.top() <= now and jobs + len(wants) < room and self.page_budget > 0:
-            host = self._ready.pop()
+            host = self._ready.pop(now)
             self._parser_wait.discard(host)
             got = self._decide_host(host, now)
             if got == "lease":
@@ -460,6 +498,7 @@ class ScheduleCore:
         retry = held.attempts > 0
         self.page_budget -= 1
         self.overrides.on_fetch(host)
+        self._served[host] = self._served.get(host, 0) + 1
         lim.on_start(now, retry=retry)
         self._active.add(host)
         self._push(host, lim.ready_at())

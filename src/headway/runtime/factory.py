@@ -132,6 +132,8 @@ async def build_node_parts(
     on_skip: SkipHook,
     clock: Callable[[], float],
     extra_gap: Callable[[str], float] | None = None,
+    inlinks: Callable[[str], int] | None = None,
+    quality: Callable[[str], float] | None = None,
 ) -> NodeParts:
     s = settings
     fetch = check_inputs(s)
@@ -208,6 +210,8 @@ async def build_node_parts(
             revisits_first=recrawl.revisits_first,
             # a host whose last page waits for a parser waits for its next fetch
             waits_for_parser=parse_stage.holds,
+            inlinks=inlinks if s.frontier.host_order == "importance" else None,
+            quality=quality,
         )
         parse_stage.on_leave = scheduler.parser_took  # ... and goes when its page leaves
         pool = ParsePool(s.parsers, s.parsers * 2, PARSE_BATCH, s.runtime.parse_timeout)

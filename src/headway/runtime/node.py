@@ -182,6 +182,8 @@ class Node:
             on_skip=self._on_skip,
             clock=self.clock,
             extra_gap=self._quality_gap if quality else None,
+            inlinks=self.quality.inlink_hosts,
+            quality=self.quality.quality if quality else None,
         )
         try:
             with short_switch_interval():  # threads yield the GIL to the loop sooner

@@ -95,6 +95,8 @@ class Scheduler:
         revisits_first: Callable[[], bool | None] = lambda: None,
         lease_ahead: int = LEASE_AHEAD,
         waits_for_parser: Callable[[str], bool] | None = None,
+        inlinks: Callable[[str], int] | None = None,
+        quality: Callable[[str], float] | None = None,
     ) -> None:
         self._clock = clock  # wall-clock seconds; every time the scheduler reads is this
         # seconds a host waits after a fetch on top of politeness (host quality, see
@@ -126,6 +128,10 @@ class Scheduler:
             optout=optout,
             page_budget=page_budget,
             waits_for_parser=waits_for_parser,
+            # the importance order between ready hosts (policy/importance.py); None: by
+            # ready time
+            inlinks=inlinks,
+            quality=quality,
         )
         self._waiters: deque[asyncio.Future[Job | None]] = deque()
         self._event = asyncio.Event()

@@ -216,6 +216,13 @@ class FrontierSettings:
         "see docs/priority.md) or 'depth' (shallowest first)",
         choices=("quality", "depth"),
     )
+    host_order: str = _opt(
+        "importance",
+        "which ready host goes next when more are ready than can be served: "
+        "'importance' (linked from more hosts, fewer pages taken; see docs/priority.md) "
+        "or 'ready' (ready longest first)",
+        choices=("importance", "ready"),
+    )
     quality_gap: float = _opt(
         0.0,
         "under --priority quality, a host of quality below 0.5 waits up to this many "

@@ -12,6 +12,14 @@ Contract:
   ``cross_links``), so every page is reachable from ``/``. In the real page mix
   (``HostSpec.page_mix``) a ``/p/`` page's size and link count are drawn instead
   (``page_bytes``, ``links_per_page``; see ``pagemix``).
+- ``SimWebSpec.hubs`` (off by default) shapes the links like the web's: a cross link
+  picks its target host and page log-uniformly (``log_uniform``: host ``i`` gets about
+  ``1 / ((i + 1) ln n)`` of them, so the low-numbered hosts are hubs; a share
+  ``home_links`` of them point at its home page, the rest at a page drawn so that each
+  host's low-numbered pages are its popular ones), a local link its page the same way,
+  and the home page of host ``i`` links to the home pages of hosts ``2i+1`` and ``2i+2``
+  (every host is reachable from host 0). The hosts of ``SimWebSpec.farm`` (a half-open
+  range) are a link farm: their cross links go to farm hosts only.
 - ``kind_of`` classifies a path without serving it; ``expected_urls`` walks the graph the
   way a correct crawler would (robots obeyed, nofollow skipped, redirects followed).
 """
@@ -98,6 +106,9 @@ class SimWebSpec:
     cross_links: float = 0.1
     seed: int = 0
     suffix: str = "sim"
+    hubs: bool = False  # links shaped like the web's (see the module contract)
+    farm: tuple[int, int] = (0, 0)  # hosts [start, end) form a link farm (with hubs)
+    home_links: float = 0.5  # with hubs: the share of cross links to a home page
 
     def spec_for(self, index: int) -> HostSpec:
         return self.overrides.get(index, self.host_spec)
@@ -347,6 +358,9 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
         if Feature.SITEMAP_FAULTS in spec.features:
             links.append(Link(host, "/feed-html.xml", feed=True))
         links.append(Link(host, "/nofollow-target", nofollow=True))
+        if web.hubs:  # the directory of homes: every host reachable from host 0
+            kids = range(2 * host + 1, min(2 * host + 3, web.hosts))
+            links.extend(Link(k, "/", LinkForm.ABSOLUTE) for k in kids)
     elif path in SITEMAP_LINKS and Feature.SITEMAPS in spec.features:
         links = [Link(host, p) for p in SITEMAP_LINKS[path]]
     elif path in FAULT_LINKS and Feature.SITEMAP_FAULTS in spec.features:
@@ -356,7 +370,9 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
     elif path.startswith("/p/"):
         pages = spec.pages
         links.append(local(f"/p/{(int(path[3:]) + 1) % pages}"))
-        for _ in range(links_per_page(web, host, path) - 1):
+        if web.hubs:
+            links.extend(_hub_links(web, host, path, draw, local))
+        for _ in range(0 if web.hubs else links_per_page(web, host, path) - 1):
             if web.hosts > 1 and draw() < web.cross_links:
                 other = pick(web.hosts - 1)
                 other += other >= host
@@ -388,6 +404,41 @@ def links_of(web: SimWebSpec, host: int, path: str) -> tuple[Link, ...]:
             if 1 <= y <= 9999:
                 links.append(Link(host, cal_path(y, m), LinkForm.RELATIVE))
     return tuple(links)
+
+
+def log_uniform(n: int, u: float) -> int:
+    """An index in ``0 .. n-1`` for ``u`` in [0, 1): ``floor((n + 1) ** u) - 1``, so
+    index ``i`` has probability ``log((i + 2) / (i + 1)) / log(n + 1)``."""
+    return min(n - 1, int((n + 1) ** u) - 1)
+
+
+def _hub_links(
+    web: SimWebSpec,
+    host: int,
+    path: str,
+    draw: Callable[[], float],
+    local: Callable[[str], Link],
+) -> list[Link]:
+    """The seeded links of a ``/p/`` page of a web with hubs (see the module contract)."""
+    start, end = web.farm
+    in_farm = start <= host < end
+    out: list[Link] = []
+    for _ in range(links_per_page(web, host, path) - 1):
+        if web.hosts > 1 and (in_farm or draw() < web.cross_links):
+            if in_farm:
+                other = start + int(draw() * (end - start))
+            else:
+                other = log_uniform(web.hosts, draw())
+            if other == host:
+                out.append(local(f"/p/{log_uniform(web.spec_for(host).pages, draw())}"))
+                continue
+            pages = web.spec_for(other).pages
+            home = draw() < web.home_links or not pages
+            target = "/" if home else f"/p/{log_uniform(pages, draw())}"
+            out.append(Link(other, target, LinkForm.ABSOLUTE, draw() < 0.15))
+        else:
+            out.append(local(f"/p/{log_uniform(web.spec_for(host).pages, draw())}"))
+    return out
 
 
 def page_bytes(web: SimWebSpec, host: int, path: str) -> int:

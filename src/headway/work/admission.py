@@ -126,7 +126,15 @@ class Admission:
         year = self.current_year
         recent, recent_old = self._recent, self._recent_old
         known = 0
+        # links to other hosts count as in-links whether their URL is new or not (a
+        # popular host's pages are mostly known already); a link under the linking
+        # page's own origin needs no parse to tell it is not one
+        own = _origin(via) if via else ""
+        note = book.note_link if book is not None and source_host is not None else None
+        source = source_host or ""
         for url in urls:
+            if note is not None and not url.startswith(own):
+                note(source, host_key(url))
             if url in recent or url in recent_old:
                 known += 1
                 continue
@@ -144,8 +152,6 @@ class Admission:
             hint = validators.get(url) if validators else None
             priority = prio
             if book is not None:
-                if source_host is not None:
-                    book.note_link(source_host, host)
                 ranked = per_host.get(host)
                 if ranked is None:
                     ranked = per_host[host] = self._rank(book, host, source_host, depth, near_dup)
@@ -248,3 +254,10 @@ class Admission:
             if level is not None:
                 self._remember_level(e.fp, level)
         return entries
+
+
+def _origin(url: str) -> str:
+    """``scheme://host/`` of a canonical URL: every URL of its host starts with it."""
+    start = url.find("//")
+    end = url.find("/", start + 2) if start >= 0 else -1
+    return url if end < 0 else url[: end + 1]
