@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from headway.store.cdxjsort import discard_leftovers, is_sorted, sort_index
+from headway.store.cdxjsort import discard_leftovers, is_sorted, sort_index, sorted_lines
 
 
 def _line(rng: random.Random) -> bytes:
@@ -47,3 +47,24 @@ def test_a_missing_last_newline_is_added_and_leftovers_go(tmp_path: Path) -> Non
     sort_index(index)
     assert index.read_bytes() == b"a 20260101000000 {}\nb 20260101000000 {}\n"
     assert not sort_index(tmp_path / "absent.cdxj")
+
+
+def test_sorted_lines_leave_the_index_as_it_is(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    lines = [_line(rng) for _ in range(100)]
+    index = tmp_path / "index.cdxj"
+    index.write_bytes(b"".join(lines))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    with sorted_lines(index, scratch, run_lines=9) as it:
+        got = list(it)
+        assert len(list(scratch.iterdir())) == 12  # runs while the merge reads them
+    assert got == sorted(lines)
+    assert index.read_bytes() == b"".join(lines)  # not rewritten
+    assert list(scratch.iterdir()) == []  # the runs are gone
+    index.write_bytes(b"".join(sorted(lines)))
+    with sorted_lines(index, scratch, run_lines=9) as it:
+        assert list(it) == sorted(lines)
+        assert list(scratch.iterdir()) == []  # a sorted index is read as it is
+    with sorted_lines(tmp_path / "absent.cdxj", scratch) as it:
+        assert list(it) == []

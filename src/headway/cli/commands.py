@@ -1,7 +1,7 @@
 """The command line: ``headway demo``, ``headway crawl``, ``headway node``,
-``headway status``, ``headway console``, ``headway report``, the controls (``headway
-pause``, ``resume``, ``stop``, ``seed``, ``opt-out``, ``host``), ``headway simweb``,
-``headway bench``: what each one does (their arguments are ``parsers.py``)."""
+``headway status``, ``headway console``, ``headway report``, ``headway export``, the
+controls (``headway pause``, ``resume``, ``stop``, ``seed``, ``opt-out``, ``host``),
+``headway simweb``, ``headway bench``: what each one does (their arguments are ``parsers.py``)."""
 
 from __future__ import annotations
 
@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
             from headway.cli.report import report_command
 
             return report_command(args)
+        if args.command == "export":
+            from headway.cli.export import export_command
+
+            return export_command(args)
         if args.command in CONTROLS:
             from headway.cli.control import control_command
 

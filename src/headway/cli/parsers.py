@@ -17,7 +17,18 @@ _SHORT = {"out": "-o", "quiet": "-q"}
 #: The control commands (``cli/control.py``).
 CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "console", "report", *CONTROLS, "simweb", "bench")
+COMMANDS = (
+    "demo",
+    "crawl",
+    "node",
+    "status",
+    "console",
+    "report",
+    "export",
+    *CONTROLS,
+    "simweb",
+    "bench",
+)
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -113,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_console_parser(add_parser)
 
     add_report_parser(add_parser)
+    from headway.cli.export import add_export_parser
+
+    add_export_parser(add_parser)
     add_control_parsers(add_parser)
     sim = add_parser(
         "simweb",
