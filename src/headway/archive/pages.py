@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import io
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -36,7 +35,7 @@ PAGES_HEADER = {"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}
 #: The most of one WARC record inflated to read its title: the head of a page is where
 #: its title is.
 RECORD_LIMIT = 4 << 20
-_CHUNK = 64 << 10
+_CHUNK = 16 << 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +90,18 @@ def parse_record(data: bytes) -> RecordHead | None:
     )
 
 
+def _title_read(data: bytes) -> bool:
+    """Enough of a record is inflated for its page list line: its headers and, unless the
+    body is content-coded (then it is decoded whole), the end of its first title."""
+    warc_end = data.find(b"\r\n\r\n")
+    http_end = data.find(b"\r\n\r\n", warc_end + 4) if warc_end >= 0 else -1
+    if http_end < 0:
+        return False
+    if b"\ncontent-encoding:" in data[warc_end:http_end].lower():
+        return False
+    return data.find(b"</title", http_end) >= 0 or data.find(b"</TITLE", http_end) >= 0
+
+
 class RecordReader:
     """Reads single records out of the packaged WARC files (``files``: name -> path);
     keeps a file open while consecutive reads stay in it."""
@@ -100,9 +111,9 @@ class RecordReader:
         self._name = ""
         self._fh: BinaryIO | None = None
 
-    def read(self, name: str, offset: int) -> bytes:
-        """The inflated record at ``offset`` of file ``name`` (at most ``RECORD_LIMIT``
-        bytes); empty when it cannot be read."""
+    def read(self, name: str, offset: int, enough: Callable[[bytes], bool] = _title_read) -> bytes:
+        """The record at ``offset`` of file ``name``, inflated until ``enough`` says so, the
+        record ends or ``RECORD_LIMIT`` bytes; empty when it cannot be read."""
         if name != self._name:
             self.close()
             self._fh = open(self._files[name], "rb")  # noqa: SIM115 - kept for the next reads
@@ -110,16 +121,20 @@ class RecordReader:
         assert self._fh is not None
         self._fh.seek(offset)
         inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
-        out = io.BytesIO()
+        out = bytearray()
         try:
-            while not inflater.eof and out.tell() < RECORD_LIMIT:
-                chunk = self._fh.read(_CHUNK)
-                if not chunk:
+            while len(out) < RECORD_LIMIT:
+                data = self._fh.read(_CHUNK)
+                if not data:
                     break
-                out.write(inflater.decompress(chunk, RECORD_LIMIT - out.tell()))
+                while data:  # at most _CHUNK bytes inflated between two looks
+                    out += inflater.decompress(data, min(_CHUNK, RECORD_LIMIT - len(out)))
+                    data = inflater.unconsumed_tail
+                    if inflater.eof or len(out) >= RECORD_LIMIT or enough(bytes(out)):
+                        return bytes(out)
         except zlib.error:
             return b""
-        return out.getvalue()
+        return bytes(out)
 
     def close(self) -> None:
         if self._fh is not None:

@@ -7,12 +7,15 @@ of one shared crawl, checked against ``--store``/``--crawl-id`` when given); any
 else is an ``ExportError`` naming the directory. The directories are only read: a crawl
 killed mid-run is packaged as the next start would repair it, without repairing it. Of
 each node's WARC files only the newest can end in a partial record (files are never
-reopened), so that one alone is inflated to find the end of its last complete record;
-the others are packaged whole.
+reopened), so that one alone is checked for the end of its last complete record, and
+only from the last record the crawl log names (``last_logged_offset``) when that record
+is whole (the one writer wrote every byte before it first); otherwise the whole file is
+inflated. The others are packaged whole.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -96,6 +99,44 @@ def _identity(root: Path) -> tuple[CrawlIdentity, str]:
     return identity, node
 
 
+#: How much of a crawl log's end is read for its last record in the newest WARC file.
+_LOG_TAIL = 256 << 10
+
+
+def last_logged_offset(log: Path, warc_name: str) -> int:
+    """The offset of the last record of ``warc_name`` named in the last ``_LOG_TAIL``
+    bytes of the crawl log ``log``; 0 when none is."""
+    try:
+        with log.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - _LOG_TAIL))
+            tail = fh.read()
+    except FileNotFoundError:
+        return 0
+    needle = b'"warc_file":' + json.dumps(warc_name).encode()
+    for line in reversed(tail.splitlines()):
+        if needle not in line:
+            continue
+        try:
+            offset = json.loads(line).get("warc_offset")
+        except ValueError:
+            continue
+        if isinstance(offset, int) and offset > 0:
+            return offset
+    return 0
+
+
+def _complete_prefix(path: Path, size: int, start: int) -> int:
+    """``complete_gzip_prefix`` of ``path``, read from ``start`` when a whole member
+    begins there (every byte before it was written before it, by the one writer), else
+    from the file's start."""
+    if 0 < start < size:
+        good = complete_gzip_prefix(path, start)
+        if good > start:
+            return min(size, good)
+    return min(size, complete_gzip_prefix(path))
+
+
 def _warcs(paths: CrawlPaths) -> tuple[WarcPart, ...]:
     files = sorted(p for p in paths.warc_dir.glob("*.warc.gz") if p.is_file())
     if not files:
@@ -110,7 +151,7 @@ def _warcs(paths: CrawlPaths) -> tuple[WarcPart, ...]:
     for p in files:
         size = p.stat().st_size
         if p == newest:
-            good = min(size, complete_gzip_prefix(p))
+            good = _complete_prefix(p, size, last_logged_offset(paths.crawl_log, p.name))
             parts.append(WarcPart(p, good, size - good))
         else:
             parts.append(WarcPart(p, size))
