@@ -109,3 +109,26 @@ def test_the_command_checks_the_directories_against_store_and_crawl_id(
     assert out.exists() and not (tmp_path / "news.wacz.partial").exists()
     assert main([*base, "--crawl-id", "news"]) == 2  # never overwritten
     assert "exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("logged", "what"),
+    [
+        (lambda a, b: len(a), "the last logged record, a whole member: read from there"),
+        (lambda a, b: 3, "not a member boundary: the whole file is read"),
+        (lambda a, b: len(a) + len(b) + 50, "past the end: the whole file is read"),
+        (lambda a, b: 0, "no logged record: the whole file is read"),
+    ],
+)
+def test_the_newest_file_keeps_its_whole_records_only(
+    tmp_path: Path, logged: object, what: str
+) -> None:
+    d = _crawl_dir(tmp_path / "c", "n1")
+    (warc,) = (d / "warc").iterdir()
+    a, b = gzip.compress(b"WARC/1.1 first\r\n\r\n"), gzip.compress(b"WARC/1.1 second\r\n\r\n")
+    warc.write_bytes(a + b + gzip.compress(bytes(range(256)) * 4)[:30])
+    assert callable(logged)
+    line = {"url": "http://a.sim/", "warc_file": warc.name, "warc_offset": logged(a, b)}
+    (d / "crawl.log.jsonl").write_text(json.dumps(line, separators=(",", ":")) + "\n")
+    (part,) = find_sources([d]).nodes[0].warcs
+    assert (part.size, part.cut) == (len(a) + len(b), 30), what
