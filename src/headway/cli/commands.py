@@ -210,6 +210,7 @@ def _crawl(args: argparse.Namespace) -> int:
     from headway.urls.seeds import load_seeds
 
     seeds: list[str] = []
+    scopes: dict[str, Any] = {}
     if args.command == "node":
         if not settings.frontier.store:
             print(
@@ -225,13 +226,22 @@ def _crawl(args: argparse.Namespace) -> int:
             max_length=settings.scope.max_url_length,
         )
         seeds = loaded.urls
+        scopes = loaded.scopes
         _report_seed_problems(args.seeds, loaded)
+        if scopes and settings.frontier.store:
+            print(
+                "headway: error: seeds with scope options of their own (scope=, depth=, "
+                "extra-hops=) are for a crawl with its own frontier; a shared crawl (--store) "
+                "does not keep them yet",
+                file=sys.stderr,
+            )
+            return 2
     optout = None
     if settings.scope.optout_file is not None:
         optout, oproblems = load_optout(settings.scope.optout_file)
         for msg in oproblems:
             log.warning("%s: %s", settings.scope.optout_file, msg)
-    return asyncio_run_crawl(settings, seeds, optout)
+    return asyncio_run_crawl(settings, seeds, optout, seed_scopes=scopes)
 
 
 #: Unusable seed lines listed one by one; the rest are counted.
@@ -255,7 +265,9 @@ def _report_seed_problems(path: Path, loaded: SeedList) -> None:
         )
 
 
-def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
+def asyncio_run_crawl(
+    settings: Settings, seeds: list[str], optout: Any, *, seed_scopes: Any = None
+) -> int:
     from headway.cli.stopping import EXIT_INTERRUPTED, StopSignals
 
     runner: Callable[..., Any]
@@ -270,7 +282,7 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
 
     stop = StopSignals()
     with stop.held():  # a stop signal is a clean stop until the summary is out
-        summary = runner(_run_node(settings, seeds, optout, stop))
+        summary = runner(_run_node(settings, seeds, optout, stop, seed_scopes=seed_scopes))
         print_summary(summary, settings, quiet=settings.output.quiet)
     if summary.stopped_by is StopReason.INTERRUPTED:
         return EXIT_INTERRUPTED
@@ -280,7 +292,9 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     return 0
 
 
-async def _run_node(settings: Settings, seeds: list[str], optout: Any, stop: StopSignals) -> Any:
+async def _run_node(
+    settings: Settings, seeds: list[str], optout: Any, stop: StopSignals, *, seed_scopes: Any = None
+) -> Any:
     from headway.cli.console import announce
     from headway.cli.progress import Progress
     from headway.console.serve import node_console
@@ -298,6 +312,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any, stop: Sto
         optout=optout,
         on_stats=on_stats,
         stats_interval=every,
+        seed_scopes=seed_scopes,
         on_started=console[0].store_token if console is not None else None,
     )
     if console is not None:

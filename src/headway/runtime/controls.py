@@ -28,7 +28,7 @@ from headway.runtime.scheduler import Scheduler
 from headway.runtime.summary import StopReason
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
-from headway.urls.canonical import CanonOptions, host_key
+from headway.urls.canonical import CanonOptions
 from headway.urls.scope import OptOut
 from headway.urls.seeds import parse_seeds
 from headway.work.admission import Admission
@@ -88,7 +88,7 @@ class NodeControls:
             log.warning("seed %r of a control skipped: %s", p.line, p.reason)
         scope = self._admission.scope
         for url in loaded.urls:
-            scope.add_seed_host(host_key(url))
+            scope.add_seed(url)
         entries = self._admission.admit(loaded.urls, 0, None)
         if not entries:
             return 0

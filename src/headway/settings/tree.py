@@ -60,8 +60,24 @@ class IdentitySettings:
 @dataclass(frozen=True, slots=True)
 class ScopeSettings:
     scope: str = _opt(
-        "seed-domains", "which links are followed", choices=("seed-domains", "seed-hosts", "open")
+        "seed-domains",
+        "which links are followed: the seeds' registered domains, their hosts, the URLs under "
+        "each seed's path prefix (its URL up to the last /), or any",
+        choices=("seed-domains", "seed-hosts", "prefix", "open"),
     )
+    extra_hops: int = _opt(
+        0,
+        "pages up to this many links outside the scope are fetched (their links outside "
+        "it are not followed further)",
+        min=0,
+        max=100,
+    )
+    include_surt: tuple[str, ...] = _opt(
+        (),
+        "SURT prefix whose URLs are in scope too (org,example)/docs or http://(org,example,); "
+        "repeatable)",
+    )
+    exclude_surt: tuple[str, ...] = _opt((), "SURT prefix whose URLs are refused (repeatable)")
     include: tuple[str, ...] = _opt((), "regex a URL must match (repeatable; any one)")
     exclude: tuple[str, ...] = _opt((), "regex that rejects a URL (repeatable)")
     optout_file: Path | None = _opt(None, "file of domains never to fetch (one a line)")
