@@ -472,7 +472,8 @@ class Scope:
             return "too-long"
         if depth > self._deepest:
             return "too-deep"
-        hs = self._host(host_key(url) if host is None else host)
+        key = host_key(url) if host is None else host
+        hs = self._host_verdicts.get(key) or self._host(key)
         if hs.reason is not None:
             return hs.reason
         if depth > hs.depth or hs.prefixes:
@@ -481,6 +482,8 @@ class Scope:
                 return "out-of-scope"
             if depth > reach:
                 return "too-deep"
+        if not (self._exclude or self._include or self._exclude_surts):
+            return None
         return self.url_refusal(url)
 
     def url_refusal(self, url: str) -> str | None:
