@@ -15,7 +15,7 @@ from headway.settings import KEYS, Key
 
 _SHORT = {"out": "-o", "quiet": "-q"}
 #: The control commands (``cli/control.py``).
-CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
+CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "exclude", "host")
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
 COMMANDS = (
     "demo",

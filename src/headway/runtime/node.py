@@ -31,7 +31,7 @@ from headway.fetch.client import Fetcher
 from headway.fetch.clients import open_fetcher
 from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
-from headway.policy.decisions import ROBOTS_DISALLOWED
+from headway.policy.decisions import EXCLUDED, ROBOTS_DISALLOWED
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
 from headway.policy.robots import product_token
@@ -429,6 +429,8 @@ class Node:
     async def _on_skip(self, skipped: SkippedUrl) -> None:
         if skipped.note == ROBOTS_DISALLOWED:
             self.counters.robots_disallowed += 1
+        elif skipped.note == EXCLUDED:
+            self.counters.excluded_dropped += 1
         elif skipped.note in HOST_PROBLEMS:
             self.counters.book.on_host_problem(
                 skipped.lease.host, skipped.note, HOST_PROBLEMS[skipped.note], self.clock()

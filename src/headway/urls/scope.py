@@ -430,6 +430,11 @@ class Scope:
         else:
             self.add_seed_host(host_key(url))
 
+    def add_exclude(self, regex: str) -> None:
+        """Refuse the URLs ``regex`` matches from now on (an exclude control while the
+        crawl runs; ``ConfigError`` naming ``scope.exclude`` when it is no regex)."""
+        self._exclude = (*self._exclude, *_compile((regex,), "scope.exclude"))
+
     def opted_out(self) -> None:
         """The opt-out list grew: decide every host again."""
         self._host_verdicts.clear()
