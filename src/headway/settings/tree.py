@@ -269,6 +269,11 @@ class RuntimeSettings:
 class StoreSettings:
     warc_max_size: int = _opt(1_000_000_000, "rotate WARC files past this size", min=16 * KIB)
     warc_prefix: str = _opt("headway", "WARC file name prefix")
+    dedup_from: tuple[str, ...] = _opt(
+        (),
+        "an earlier crawl's directory or CDXJ index (repeatable): payloads archived there "
+        "are written as revisit records referring to the earlier capture",
+    )
     warc_gzip_level: int = _opt(
         6,
         "gzip level of WARC records, zlib's scale mapped onto ISA-L's (1-2: fastest, "
