@@ -2,7 +2,8 @@
 ``wacz`` package's validator accepts and that pywb, importing the WACZ itself
 (``wb-manager add --unpack-wacz``), replays byte for byte with no request reaching the
 server; and the WACZ of a crawl killed mid-run (unsorted index, a torn last record, a
-partial crawl log line), made without changing the crawl directory."""
+partial crawl log line), made without changing the crawl directory; and the WACZ of a
+shared crawl of two nodes on Redis, from both nodes' directories."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from warcio.archiveiterator import ArchiveIterator
 from headway.crashpoints import ENV as CRASH_ENV
 from headway.testing.simweb import HostSpec, SimWebSpec
 from tests.integration.helpers import ThreadedSimWeb, crawl_argv
+from tests.integration.test_distributed import Nodes
 from tests.integration.test_pywb_replay import WAYBACK, _get, _missing_reason, _wait_up
+from tests.support.redisproc import RedisServer
 
 pytestmark = pytest.mark.slow
 
@@ -231,3 +234,35 @@ def test_export_refuses_what_is_not_one_crawl(tmp_path: Path) -> None:
         assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "x.wacz").exists()
+
+
+def test_a_wacz_of_a_shared_crawl_of_two_nodes(redis_server: RedisServer, tmp_path: Path) -> None:
+    spec = SimWebSpec(hosts=4, host_spec=HostSpec(pages=6, links_per_page=3), seed=8)
+    with ThreadedSimWeb(spec) as web:
+        nodes = Nodes(redis_server.url, tmp_path, web)
+        try:
+            nodes.start("n0")
+            nodes.start("n1", seeds=False)
+            nodes.wait(90)
+        finally:
+            nodes.stop_all()
+        for name, proc in nodes.procs.items():
+            assert proc.returncode == 0, nodes.stderr(name)
+    dirs = [tmp_path / "n0", tmp_path / "n1"]
+    wacz = tmp_path / "shared.wacz"
+    wrong = _export(*map(str, dirs), "--wacz", str(wacz), "--store", redis_server.url)
+    assert wrong.returncode == 2 and "--store and --crawl-id" in wrong.stderr
+    shared = ["--store", redis_server.url, "--crawl-id", nodes.crawl]
+    exported = _export(*map(str, dirs), "--wacz", str(wacz), *shared)
+    assert exported.returncode == 0, exported.stderr
+    checked = _validate(wacz)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    members = _check_package(wacz)
+    warcs = {p.name for d in dirs for p in (d / "warc").glob("*.warc.gz")}
+    assert {m[len("archive/") :] for m in members if m.startswith("archive/")} == warcs
+    node_lines = [x for d in dirs for x in next(d.glob("index-*.cdxj")).read_bytes().splitlines()]
+    assert members["indexes/index.cdx"].splitlines() == sorted(node_lines)
+    pages = _pages(members)
+    logged = set(nodes.pages_logged("n0")) | set(nodes.pages_logged("n1"))
+    assert {str(p["url"]) for p in pages} == logged
+    assert {str(p["url"]) for p in pages if p.get("seed")} == set(web.seeds())
