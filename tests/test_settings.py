@@ -43,7 +43,11 @@ def test_user_agent_with_contact_is_accepted(ua: str) -> None:
         ("max_pages", -1, "crawl.max_pages: must be at least 0; got -1"),
         ("max_pages", "many", "crawl.max_pages: expected an integer at least 0, got"),
         ("max_per_host", 0, "politeness.max_per_host: must be from 1 to 64"),
-        ("scope", "everything", "scope.scope: must be one of seed-domains, seed-hosts, open"),
+        (
+            "scope",
+            "everything",
+            "scope.scope: must be one of seed-domains, seed-hosts, prefix, open",
+        ),
         ("allow_loopback", "maybe", "fetch.allow_loopback: expected true or false"),
         ("concurrency", 2.5, "fetch.concurrency: expected an integer"),
         ("include", ["("], "scope.include: bad regex"),

@@ -35,3 +35,8 @@ class StoreError(HeadwayError):
 class ControlError(HeadwayError):
     """A control (pause, resume, stop, seeds, opt-out, host override) is invalid or has
     no crawl to go to."""
+
+
+class ExportError(HeadwayError):
+    """A crawl cannot be packaged (``headway export``): a directory that is missing, not a
+    crawl directory, of another crawl, or an output that cannot be written."""

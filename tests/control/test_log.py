@@ -148,3 +148,22 @@ def test_a_row_of_an_unknown_kind_is_skipped_not_a_crash() -> None:
 )  # fmt: skip
 def test_describe(control: Control, line: str) -> None:
     assert describe(control) == line
+
+
+def test_exclude_controls_take_a_regular_expression_and_fold_once_each() -> None:
+    assert check_args("exclude", {"regex": r"/calendar/\d{4}"}) == {"regex": r"/calendar/\d{4}"}
+    for bad, message in [
+        ({"regex": "(unclosed"}, "exclude: bad regular expression '(unclosed'"),
+        ({"regex": ""}, "exclude needs a regular expression"),
+        ({"regex": "x" * 2001}, "exclude needs a regular expression"),
+        ({"regex": "a", "host": "b"}, "exclude"),
+    ]:
+        with pytest.raises(ControlError) as info:
+            check_args("exclude", bad)
+        assert message in str(info.value) and "\n" not in str(info.value)
+    log = [
+        Control(i + 1, ControlKind.EXCLUDE, None, {"regex": r}, "cli t@h", 0.0)
+        for i, r in enumerate(["/a", "/b", "/a"])
+    ]
+    assert fold(ControlState(), log, node="n1").exclude == ("/a", "/b")
+    assert describe(log[1]) == "#2 exclude /b by cli t@h"

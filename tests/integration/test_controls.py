@@ -310,3 +310,41 @@ def test_a_delay_override_changes_a_running_hosts_gap_and_clears(tmp_path: Path)
         assert min(slow_gaps) >= 1.0 - TRANSIT_SLACK, slow_gaps
         fast_gaps = [b - a for a, b in itertools.pairwise(fast[:10])]
         assert max(fast_gaps) < 0.9, fast_gaps  # back to --delay 0.1
+
+
+def _excluded_lines(nodes: Nodes, name: str) -> list[str]:
+    (log,) = (nodes.tmp / name).glob("crawl-*.log.jsonl")
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [e["url"] for e in lines if e["outcome"] == "skipped" and e["note"] == "excluded"]
+
+
+def test_an_exclusion_added_mid_crawl_on_two_nodes_drops_the_queued_urls_on_both(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    odd = re.compile(r"/p/\d*[13579]$")
+    with ThreadedSimWeb(_spec(6)) as web:
+        nodes = Nodes(redis_server.url, tmp_path, web)
+        shared = ["--store", redis_server.url, "--crawl-id", nodes.crawl]
+        try:
+            nodes.start("n0")
+            nodes.start("n1")
+            wait_for_node_pages(nodes, "n0", 3)
+            wait_for_node_pages(nodes, "n1", 3)
+            assert any(odd.search(p) for p in pages_after(web, 0)), "odd pages before"
+            added = control("exclude", *shared, odd.pattern)
+            time.sleep(APPLY + WATCH)
+            late = [p for p in pages_after(web, added + APPLY) if odd.search(p)]
+            assert late == [], f"fetched after the exclusion: {late[:5]}"
+            assert len(pages_after(web, added + APPLY)) > 5, "the crawl goes on"
+            for name in ("n0", "n1"):  # queued before the control, dropped when leased
+                dropped = _excluded_lines(nodes, name)
+                assert dropped and all(odd.search(u) for u in dropped), name
+            control("stop", *shared)
+            nodes.wait(60)
+        finally:
+            nodes.stop_all()
+        for name, proc in nodes.procs.items():
+            assert proc.returncode == 0, nodes.stderr(name)
+            assert "excluded from now on: " in nodes.stderr(name)
+    data = json.loads(headway("report", *shared, "--format", "json").stdout)
+    assert [c["kind"] for c in data["controls"]] == ["exclude", "stop"]

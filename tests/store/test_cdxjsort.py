@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from headway.store.cdxjsort import discard_leftovers, is_sorted, sort_index
+from headway.store.cdxjsort import discard_leftovers, is_sorted, sort_index, sorted_lines
 
 
 def _line(rng: random.Random) -> bytes:
@@ -60,3 +60,24 @@ def test_looks_sorted_reads_samples_and_catches_an_unsorted_tail(tmp_path: Path)
     with index.open("a") as fh:  # a killed run's lines, appended in capture order
         fh.write("org,zzz)/ 20260102000000 {}\norg,aaa)/ 20260102000001 {}\n")
     assert not looks_sorted(index)
+
+
+def test_sorted_lines_leave_the_index_as_it_is(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    lines = [_line(rng) for _ in range(100)]
+    index = tmp_path / "index.cdxj"
+    index.write_bytes(b"".join(lines))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    with sorted_lines(index, scratch, run_lines=9) as it:
+        got = list(it)
+        assert len(list(scratch.iterdir())) == 12  # runs while the merge reads them
+    assert got == sorted(lines)
+    assert index.read_bytes() == b"".join(lines)  # not rewritten
+    assert list(scratch.iterdir()) == []  # the runs are gone
+    index.write_bytes(b"".join(sorted(lines)))
+    with sorted_lines(index, scratch, run_lines=9) as it:
+        assert list(it) == sorted(lines)
+        assert list(scratch.iterdir()) == []  # a sorted index is read as it is
+    with sorted_lines(tmp_path / "absent.cdxj", scratch) as it:
+        assert list(it) == []

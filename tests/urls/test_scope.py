@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from headway.errors import ConfigError
-from headway.urls.scope import OptOut, Scope, ScopeMode, ScopeRules, load_optout
+from headway.urls.scope import (
+    OptOut,
+    Scope,
+    ScopeMode,
+    ScopeRules,
+    SeedScope,
+    load_optout,
+    surt_prefix,
+)
 
 OPTOUT = OptOut(["Blocked.org", "*.wild.net", "xn--bcher-kva.de.", "bücher.ch", "not a domain"])
 
@@ -149,3 +157,92 @@ def test_bad_regex_is_config_error(field: str, key: str) -> None:
     with pytest.raises(ConfigError) as info:
         Scope.for_seeds(["https://a.org/"], **{field: ("(unclosed",)})  # type: ignore[arg-type]
     assert info.value.key == key
+
+
+def test_prefix_scope_is_the_seeds_path_up_to_its_last_slash() -> None:
+    scope = Scope.for_seeds(
+        ["https://example.org/docs/intro.html", "https://other.net/a/b/"],
+        mode=ScopeMode.PREFIX,
+    )
+    cases = {
+        "https://example.org/docs/": None,
+        "https://example.org/docs/api/x": None,
+        "http://example.org/docs/y": None,  # either scheme
+        "https://example.org/doc": "out-of-scope",
+        "https://example.org/": "out-of-scope",
+        "https://www.example.org/docs/": "out-of-scope",
+        "https://other.net/a/b/c": None,
+        "https://other.net/a/": "out-of-scope",
+    }
+    assert {u: scope.check(u, 1) for u in cases} == cases
+    scope.add_seed("https://example.org/blog/")
+    assert scope.check("https://example.org/blog/post", 1) is None
+    assert scope.check("https://example.org/news/", 1) == "out-of-scope"
+
+
+def test_seeds_on_one_host_with_scopes_and_depths_of_their_own() -> None:
+    seeds = ["https://example.org/docs/", "https://example.org/blog/", "https://b.org/"]
+    scope = Scope.for_seeds(
+        seeds,
+        mode=ScopeMode.SEED_HOSTS,
+        seed_scopes={
+            seeds[0]: SeedScope(mode=ScopeMode.PREFIX, max_depth=3, extra_hops=1),
+            seeds[1]: SeedScope(mode=ScopeMode.PREFIX, max_depth=1),
+        },
+    )
+    assert scope.check("https://example.org/docs/a/b", 3) is None
+    assert scope.check("https://example.org/docs/a/b", 4) == "too-deep"
+    assert scope.check("https://example.org/blog/2024", 1) is None
+    assert scope.check("https://example.org/blog/2024", 2) == "too-deep"
+    assert scope.check("https://example.org/shop/", 1) == "out-of-scope"
+    assert scope.check("https://b.org/anything", 40) is None  # the crawl's mode and depth
+    assert scope.check("https://b.org/anything", 51) == "too-deep"
+    assert scope.extra_hops("https://example.org/docs/x") == (1, 3)
+    assert scope.extra_hops("https://example.org/blog/x") == (0, 1)
+    assert scope.extra_hops("https://elsewhere.net/") is None
+    assert scope.hops_possible
+
+
+def test_a_seed_deeper_than_the_crawl() -> None:
+    seeds = ["https://a.org/", "https://b.org/"]
+    scope = Scope.for_seeds(seeds, max_depth=2, seed_scopes={seeds[0]: SeedScope(max_depth=9)})
+    assert scope.check("https://a.org/x", 9) is None
+    assert scope.check("https://b.org/x", 3) == "too-deep"
+    assert scope.check("https://a.org/x", 10) == "too-deep"
+
+
+@pytest.mark.parametrize(
+    ("given", "prefix"),
+    [
+        ("org,example)/docs", "org,example)/docs"),
+        ("http://(org,example,)/docs", "org,example)/docs"),
+        ("http://(org,example,", "org,example,"),
+        ("https://www.Example.org/docs/", "org,example)/docs/"),
+        ("  ", None),
+    ],
+)
+def test_surt_prefixes_in_three_spellings(given: str, prefix: str | None) -> None:
+    assert surt_prefix(given) == prefix
+
+
+def test_surt_include_and_exclude() -> None:
+    scope = Scope.for_seeds(
+        ["https://example.org/"],
+        mode=ScopeMode.SEED_HOSTS,
+        include_surts=["http://(net,cdn,"],
+        exclude_surts=["org,example)/calendar"],
+    )
+    assert scope.check("https://img.cdn.net/a.png", 1) is None  # a SURT include is in scope
+    assert scope.check("https://cdn.org/a.png", 1) == "out-of-scope"
+    assert scope.check("https://example.org/calendar/2031/01", 1) == "excluded"
+    assert scope.check("https://www.example.org/calendar", 1) == "out-of-scope"  # other host
+    assert scope.check("https://example.org/about", 1) is None
+
+
+def test_a_seed_fetched_again_keeps_its_own_scope() -> None:
+    seeds = ["https://example.org/docs/"]
+    scope = Scope.for_seeds(
+        seeds, mode=ScopeMode.SEED_HOSTS, seed_scopes={seeds[0]: SeedScope(ScopeMode.PREFIX)}
+    )
+    scope.add_seed(seeds[0])  # what settling a seed's fetch does
+    assert scope.check("https://example.org/blog/", 1) == "out-of-scope"

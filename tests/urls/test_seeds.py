@@ -12,6 +12,7 @@ import pytest
 
 from headway.errors import SeedError
 from headway.urls.canonical import CanonOptions
+from headway.urls.scope import ScopeMode, SeedScope
 from headway.urls.seeds import SeedProblem, load_seeds, parse_seeds
 
 LINES = [
@@ -249,3 +250,38 @@ def test_random_binary_bytes_yield_no_seed(tmp_path: Path) -> None:
         # (not 'g', nor '7' read as the address 0.0.0.7)
         hosts = [urlsplit(u).hostname or "" for u in urls]
         assert all("." in h and re.search("[a-z]", h) for h in hosts), hosts
+
+
+def test_seed_options_and_their_errors_by_line() -> None:
+    lines = [
+        "https://example.org/docs/ scope=prefix depth=3 extra-hops=1",
+        "https://example.org/blog/ scope=PREFIX depth=1",
+        "example.net extra-hops=2  # a comment",
+        "https://a.org/ colour=blue",
+        "https://b.org/ scope=everything",
+        "https://c.org/ depth=-1",
+        "https://d.org/ extra-hops=101",
+        "https://e.org/ depth=1 depth=2",
+        "https://f.org/ with space",
+        "https://g.org/",
+    ]
+    got = parse_seeds(lines)
+    assert got.urls == [
+        "https://example.org/docs/",
+        "https://example.org/blog/",
+        "https://example.net/",
+        "https://g.org/",
+    ]
+    assert got.scopes == {
+        "https://example.org/docs/": SeedScope(ScopeMode.PREFIX, 3, 1),
+        "https://example.org/blog/": SeedScope(ScopeMode.PREFIX, 1, None),
+        "https://example.net/": SeedScope(None, None, 2),
+    }
+    assert [(p.line_no, p.reason) for p in got.problems] == [
+        (4, "unknown seed option 'colour' (one of scope, depth, extra-hops)"),
+        (5, "scope='everything': one of seed-domains, seed-hosts, prefix, open"),
+        (6, "depth='-1': a whole number from 0 to 10000"),
+        (7, "extra-hops='101': a whole number from 0 to 100"),
+        (8, "seed option 'depth' given twice"),
+        (9, "whitespace inside the URL"),
+    ]

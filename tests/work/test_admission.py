@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from headway.urls.canonical import host_key
 from headway.urls.fingerprint import fingerprint
-from headway.urls.scope import OptOut, Scope
+from headway.urls.scope import OptOut, Scope, ScopeMode, SeedScope
 from headway.work.admission import Admission
 
 
@@ -146,3 +146,40 @@ def test_every_link_from_another_host_counts_as_an_in_link_new_or_known() -> Non
     for source in ("b", "c", "d"):  # the hub's URL is known by now: no entry, still counted
         assert adm.admit([hub], 2, f"https://{source}.example.org/page") == []
     assert book.inlink_hosts("hub.example.org") == 4
+
+
+def test_extra_hops_fetch_pages_beyond_the_scope_but_follow_them_no_further() -> None:
+    scope = Scope.for_seeds(
+        ["https://a.org/"], mode=ScopeMode.SEED_HOSTS, extra_hops=2, exclude=(r"/trap",)
+    )
+    adm = Admission(scope, recent_urls=0)
+
+    def admitted(urls: list[str], via: str) -> list[str]:
+        return [e.url for e in adm.admit(urls, 1, via)]
+
+    assert admitted(["https://b.org/", "https://b.org/trap"], "https://a.org/") == [
+        "https://b.org/"
+    ]  # one hop out; an exclusion is never a hop
+    assert admitted(["https://c.org/"], "https://b.org/") == ["https://c.org/"]  # two hops
+    assert admitted(["https://d.org/", "https://a.org/x"], "https://c.org/") == [
+        "https://a.org/x"
+    ]  # a third hop is refused; a link back into the scope is in scope
+    assert adm.rejected["out-of-scope"] == 1 and adm.rejected["excluded"] == 1
+    assert adm.extra_hops_admitted == 2
+    assert admitted(["https://e.org/"], "https://unknown.net/") == []  # no hops left known
+
+
+def test_no_extra_hops_by_default() -> None:
+    adm = Admission(Scope.for_seeds(["https://a.org/"]), recent_urls=0)
+    assert adm.admit(["https://b.org/"], 1, "https://a.org/") == []
+    assert adm.rejected["out-of-scope"] == 1
+
+
+def test_an_extra_hop_keeps_to_its_seeds_depth() -> None:
+    seeds = ["https://a.org/docs/"]
+    scope = Scope.for_seeds(
+        seeds, seed_scopes={seeds[0]: SeedScope(ScopeMode.PREFIX, max_depth=1, extra_hops=1)}
+    )
+    adm = Admission(scope, recent_urls=0)
+    assert [e.url for e in adm.admit(["https://b.org/"], 1, seeds[0])] == ["https://b.org/"]
+    assert adm.admit(["https://c.org/"], 2, "https://a.org/docs/x") == []

@@ -1,7 +1,7 @@
 """The command line: ``headway demo``, ``headway crawl``, ``headway node``,
-``headway status``, ``headway console``, ``headway report``, the controls (``headway
-pause``, ``resume``, ``stop``, ``seed``, ``opt-out``, ``host``), ``headway simweb``,
-``headway bench``: what each one does (their arguments are ``parsers.py``)."""
+``headway status``, ``headway console``, ``headway report``, ``headway export``, the
+controls (``headway pause``, ``resume``, ``stop``, ``seed``, ``opt-out``, ``host``),
+``headway simweb``, ``headway bench``: what each one does (their arguments are ``parsers.py``)."""
 
 from __future__ import annotations
 
@@ -134,6 +134,10 @@ def _run_command(args: argparse.Namespace) -> int:
         from headway.cli.report import report_command
 
         return report_command(args)
+    if args.command == "export":
+        from headway.cli.export import export_command
+
+        return export_command(args)
     if args.command == "why":
         from headway.cli.why import why_command
 
@@ -277,6 +281,7 @@ def _crawl(args: argparse.Namespace) -> int:
     from headway.urls.seeds import load_seeds
 
     seeds: list[str] = []
+    scopes: dict[str, Any] = {}
     if args.command == "node":
         if not settings.frontier.store:
             print(
@@ -292,13 +297,22 @@ def _crawl(args: argparse.Namespace) -> int:
             max_length=settings.scope.max_url_length,
         )
         seeds = loaded.urls
+        scopes = loaded.scopes
         _report_seed_problems(args.seeds, loaded)
+        if scopes and settings.frontier.store:
+            print(
+                "headway: error: seeds with scope options of their own (scope=, depth=, "
+                "extra-hops=) are for a crawl with its own frontier; a shared crawl (--store) "
+                "does not keep them yet",
+                file=sys.stderr,
+            )
+            return 2
     optout = None
     if settings.scope.optout_file is not None:
         optout, oproblems = load_optout(settings.scope.optout_file)
         for msg in oproblems:
             log.warning("%s: %s", settings.scope.optout_file, msg)
-    return asyncio_run_crawl(settings, seeds, optout)
+    return asyncio_run_crawl(settings, seeds, optout, seed_scopes=scopes)
 
 
 #: Unusable seed lines listed one by one; the rest are counted.
@@ -322,7 +336,9 @@ def _report_seed_problems(path: Path, loaded: SeedList) -> None:
         )
 
 
-def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
+def asyncio_run_crawl(
+    settings: Settings, seeds: list[str], optout: Any, *, seed_scopes: Any = None
+) -> int:
     from headway.cli.stopping import EXIT_INTERRUPTED, StopSignals
 
     runner: Callable[..., Any]
@@ -337,7 +353,7 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
 
     stop = StopSignals()
     with stop.held():  # a stop signal is a clean stop until the summary is out
-        summary = runner(_run_node(settings, seeds, optout, stop))
+        summary = runner(_run_node(settings, seeds, optout, stop, seed_scopes=seed_scopes))
         print_summary(summary, settings, quiet=settings.output.quiet)
     if summary.stopped_by is StopReason.INTERRUPTED:
         return EXIT_INTERRUPTED
@@ -347,7 +363,9 @@ def asyncio_run_crawl(settings: Settings, seeds: list[str], optout: Any) -> int:
     return 0
 
 
-async def _run_node(settings: Settings, seeds: list[str], optout: Any, stop: StopSignals) -> Any:
+async def _run_node(
+    settings: Settings, seeds: list[str], optout: Any, stop: StopSignals, *, seed_scopes: Any = None
+) -> Any:
     from headway.cli.console import announce
     from headway.cli.progress import Progress
     from headway.console.serve import node_console
@@ -365,6 +383,7 @@ async def _run_node(settings: Settings, seeds: list[str], optout: Any, stop: Sto
         optout=optout,
         on_stats=on_stats,
         stats_interval=every,
+        seed_scopes=seed_scopes,
         on_started=console[0].store_token if console is not None else None,
     )
     if console is not None:

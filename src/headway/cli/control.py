@@ -1,5 +1,5 @@
 """The control commands of the command line: ``headway pause``, ``resume``, ``stop``,
-``seed``, ``opt-out`` and ``host``. Each names a crawl (a crawl directory, or
+``seed``, ``opt-out``, ``exclude`` and ``host``. Each names a crawl (a crawl directory, or
 ``--store URL --crawl-id ID``), records one control per action in its control log and
 prints one line per control recorded; a bad argument, no crawl there or an unreachable
 store is one ``headway: error:`` line and exit status 2."""
@@ -24,6 +24,8 @@ CONTROL_COMMANDS = {
     "stop": "stop a running crawl (or one node, --node) cleanly, as Ctrl-C does",
     "seed": "add seeds to a crawl, also a running or a shared one",
     "opt-out": "opt a domain out of a crawl: refused from now on, its queued URLs dropped",
+    "exclude": "exclude the URLs a regular expression matches: refused from now on, queued "
+    "ones dropped",
     "host": "override one host's delay, budget or concurrency, exclude it, or clear that",
 }
 
@@ -59,6 +61,8 @@ def add_control_parsers(add_parser: Any) -> None:
     add_crawl_args(seed, items="the seeds: URLs or bare domains")
     optout = add_parser("opt-out", help=CONTROL_COMMANDS["opt-out"], description=_OPTOUT_TEXT)
     add_crawl_args(optout, items="the domains to opt out")
+    exclude = add_parser("exclude", help=CONTROL_COMMANDS["exclude"], description=_EXCLUDE_TEXT)
+    add_crawl_args(exclude, items="the regular expressions (searched in each URL)")
     host = add_parser("host", help=CONTROL_COMMANDS["host"], description=_HOST_TEXT)
     add_crawl_args(host, items="the host (as the crawl log names it, with :port if any)")
     host.add_argument("--delay", type=float, default=None, help="seconds between requests")
@@ -85,6 +89,12 @@ _SEED_TEXT = (
 _OPTOUT_TEXT = (
     "Opt a domain (and its subdomains) out of a crawl: admission refuses it from then on "
     "and the queued URLs of its hosts are dropped and counted."
+)
+_EXCLUDE_TEXT = (
+    "Exclude the URLs a regular expression (Python syntax, searched in the URL) matches, "
+    "kept in the control log: every node refuses them at admission within about a "
+    "second, and drops the queued ones when it leases them (without a fetch), counting "
+    "them; a crawl started again keeps the rule."
 )
 _HOST_TEXT = (
     "Override one host's politeness while the crawl runs, kept in the control log: "
@@ -155,6 +165,8 @@ def _wants(name: str, args: argparse.Namespace, items: list[str]) -> Wants:
         return [(ControlKind.ADD_SEEDS, {"urls": items})]
     if name == "opt-out":
         return [(ControlKind.OPT_OUT, {"domain": d}) for d in items]
+    if name == "exclude":
+        return [(ControlKind.EXCLUDE, {"regex": r}) for r in items]
     if len(items) != 1:
         raise ControlError("name one host")
     # the crawl's host key: lower case, no trailing dot, ``:port`` when not the default

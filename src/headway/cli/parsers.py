@@ -15,7 +15,7 @@ from headway.settings import KEYS, Key
 
 _SHORT = {"out": "-o", "quiet": "-q"}
 #: The control commands (``cli/control.py``).
-CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
+CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "exclude", "host")
 #: The commands ``headway --help`` lists. ``bench-crawl`` (the measured crawl process of
 #: ``headway bench``) is internal: ``main`` reads it before this parser (``bench_child_parser``).
 COMMANDS = (
@@ -25,6 +25,7 @@ COMMANDS = (
     "status",
     "console",
     "report",
+    "export",
     "why",
     *CONTROLS,
     "drop-crawl",
@@ -131,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_console_parser(add_parser)
 
     add_report_parser(add_parser)
+    from headway.cli.export import add_export_parser
+
+    add_export_parser(add_parser)
     from headway.cli.why import add_why_parser
 
     add_why_parser(add_parser)

@@ -284,6 +284,12 @@ def print_summary(summary: CrawlSummary, settings: Settings, quiet: bool) -> Non
         ),
         ("shed", ", ".join(f"{k} {v}" for k, v in sorted(fr.shed.items()) if v) or "none"),
         (
+            "dropped by exclusions",
+            f"{summary.excluded_dropped} queued URLs (--exclude, exclude controls)"
+            if summary.excluded_dropped
+            else "none",
+        ),
+        (
             "dropped by opt-out",
             f"{summary.optout_dropped} queued URLs (opt-out controls)"
             if summary.optout_dropped

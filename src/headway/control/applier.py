@@ -58,6 +58,11 @@ class ControlHooks(Protocol):
         """Refuse ``domains`` from now on and drop their queued URLs; how many were dropped."""
         ...
 
+    def exclude(self, regexes: Sequence[str]) -> None:
+        """Refuse the URLs ``regexes`` match from now on: new links at admission, queued
+        ones when they are leased (dropped without a fetch, counted)."""
+        ...
+
     def set_host_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
         """Put these per-host overrides in force (every other host as configured)."""
         ...
@@ -74,6 +79,7 @@ class ControlStats:
     seeds_added: int = 0
     optout_domains: int = 0
     optout_dropped: int = 0
+    exclusions: int = 0
     overrides: Mapping[str, HostOverride] = field(
         default_factory=lambda: MappingProxyType({}), hash=False
     )
@@ -148,6 +154,7 @@ class ControlApplier:
             seeds_added=self._seeds_added,
             optout_domains=len(s.optout),
             optout_dropped=self._dropped,
+            exclusions=len(s.exclude),
             overrides=s.hosts,
         )
 
@@ -159,6 +166,11 @@ class ControlApplier:
         if new.hosts != old.hosts:
             self._hooks.set_host_overrides(new.hosts)
             log.info("host overrides in force: %d", len(new.hosts))
+        patterns = new.exclude[len(old.exclude) :]
+        if patterns:
+            self._hooks.exclude(patterns)
+            level = logging.INFO if at_start else logging.WARNING
+            log.log(level, "excluded from now on: %s", " ".join(patterns))
         domains = new.optout[len(old.optout) :]
         if domains:
             dropped = await self._hooks.opt_out(domains)

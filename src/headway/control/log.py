@@ -22,6 +22,8 @@ Contract:
   host-override             ``host``, and at least one of ``delay`` (s), ``budget``
                             (pages), ``concurrency`` (requests in flight)
   host-exclude, host-clear  ``host``
+  exclude                   ``regex``: a regular expression (Python ``re``, searched in the
+                            URL) refusing the URLs it matches, queued ones included
   ========================  ===============================================================
 """
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,12 +50,15 @@ class ControlKind(StrEnum):
     HOST_OVERRIDE = "host-override"
     HOST_EXCLUDE = "host-exclude"
     HOST_CLEAR = "host-clear"
+    EXCLUDE = "exclude"
 
 
 #: Kinds that may address one node (``Control.node``); the others are crawl-wide.
 NODE_KINDS = frozenset({ControlKind.PAUSE, ControlKind.RESUME, ControlKind.STOP})
 #: Most URLs one add-seeds control carries.
 MAX_SEEDS = 10_000
+#: Longest regular expression an exclude control carries.
+MAX_REGEX = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +152,16 @@ def check_args(
                 raise ControlError(f"not a URL or a domain: {u!r}")
             out.append(u)
         return {"urls": out}
+    if kind is ControlKind.EXCLUDE:
+        _no_more(kind, args, ("regex",))
+        regex = args.get("regex")
+        if not isinstance(regex, str) or not regex or len(regex) > MAX_REGEX:
+            raise ControlError(f"exclude needs a regular expression of 1-{MAX_REGEX} characters")
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ControlError(f"exclude: bad regular expression {regex!r}: {exc}") from None
+        return {"regex": regex}
     if kind is ControlKind.OPT_OUT:
         _no_more(kind, args, ("domain",))
         raw = args.get("domain")
@@ -212,6 +228,8 @@ def describe(control: Control) -> str:
         what += f" {shown}"
     elif control.kind is ControlKind.OPT_OUT:
         what += f" {a.get('domain')}"
+    elif control.kind is ControlKind.EXCLUDE:
+        what += f" {a.get('regex')}"
     elif control.kind is ControlKind.HOST_OVERRIDE:
         sets = ", ".join(f"{k} {_num(a[k])}" for k in ("delay", "budget", "concurrency") if k in a)
         what += f" {a.get('host')}: {sets}"

@@ -9,6 +9,7 @@ as node ``N`` sees it (``node=None``: the crawl as a whole).
   node acts only on a stop recorded after it started, see ``applier.py``).
 - ``seeds``: every URL of every add-seeds control, first mention order, once each.
 - ``optout``: every opt-out domain, once each.
+- ``exclude``: every exclude control's regular expression, once each.
 - ``hosts``: the override of each host: host-override values merge over earlier ones,
   host-exclude excludes the host, host-clear removes the host's override.
 
@@ -39,6 +40,7 @@ class ControlState:
     stop: Control | None = None
     seeds: tuple[str, ...] = ()
     optout: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
     hosts: Mapping[str, HostOverride] = field(default_factory=lambda: _EMPTY, hash=False)
 
 
@@ -48,6 +50,7 @@ def fold(state: ControlState, controls: Iterable[Control], *, node: str | None) 
     seeds = list(state.seeds)
     seed_set = set(seeds)
     optout = list(state.optout)
+    exclude = list(state.exclude)
     hosts = dict(state.hosts)
     for c in sorted(controls, key=lambda c: c.seq):
         if c.seq <= seq:
@@ -70,6 +73,10 @@ def fold(state: ControlState, controls: Iterable[Control], *, node: str | None) 
                 domain = a.get("domain")
                 if isinstance(domain, str) and domain not in optout:
                     optout.append(domain)
+            case ControlKind.EXCLUDE:
+                regex = a.get("regex")
+                if isinstance(regex, str) and regex not in exclude:
+                    exclude.append(regex)
             case ControlKind.HOST_OVERRIDE:
                 host = a.get("host")
                 if isinstance(host, str):
@@ -98,5 +105,6 @@ def fold(state: ControlState, controls: Iterable[Control], *, node: str | None) 
         stop=stop,
         seeds=tuple(seeds),
         optout=tuple(optout),
+        exclude=tuple(exclude),
         hosts=MappingProxyType(hosts),
     )

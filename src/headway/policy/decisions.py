@@ -12,6 +12,8 @@ from headway.policy.hoststate import HostState
 
 #: The note of a URL settled without a fetch because robots.txt disallows it.
 ROBOTS_DISALLOWED = "robots-disallowed"
+#: The note of a queued URL settled without a fetch because an exclusion matches it.
+EXCLUDED = "excluded"
 
 
 @dataclass(frozen=True, slots=True)

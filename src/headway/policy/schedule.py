@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 from headway.frontier.store import LeasedUrl
 from headway.policy.decisions import (
+    EXCLUDED,
     ROBOTS_DISALLOWED,
     Decision,
     DropHost,
@@ -131,6 +132,9 @@ class ScheduleCore:
         self._waits_for_parser = waits_for_parser
         self.robots = robots if robots is not None else RobotsCache()
         self._optout = optout
+        # the crawl's rules on URLs alone (scope.url_refusal): a leased URL they exclude
+        # (an exclusion added after it was queued) is dropped without a fetch
+        self._url_refusal: Callable[[str], str | None] | None = None
         self.overrides = OverrideBook()  # an operator's per-host overrides (overrides.py)
         self._lims = HostLimiters(params.limits, params.host_ceilings, self.overrides)
         # hosts by the time each is next ready; among the ready, by importance
@@ -491,6 +495,10 @@ class ScheduleCore:
             self._push(host, now + self.params.recheck_interval)
             return None
         self._held.pop(host)
+        if self._url_refusal is not None and self._url_refusal(held.url) == EXCLUDED:
+            self._actions.append(SkippedUrl(held, EXCLUDED, None))
+            self._push(host, now)  # no request: its next URL may go at once
+            return None
         if not known.allowed(held.url):
             self._actions.append(SkippedUrl(held, ROBOTS_DISALLOWED, None))
             self._push(host, now)  # its next URL: held, or in the next lease batch
@@ -504,6 +512,11 @@ class ScheduleCore:
         self._push(host, lim.ready_at())
         self._actions.append(FetchPage(held, retry))
         return "job"
+
+    def refuse_urls(self, url_refusal: Callable[[str], str | None]) -> None:
+        """Drop, when leased, the URLs ``url_refusal`` says are excluded (settled without
+        a fetch, note ``excluded``): exclusions added after they were queued."""
+        self._url_refusal = url_refusal
 
     def _final(self, host: str, reason: str) -> None:
         for url in self._held.pop_all(host):

@@ -5,6 +5,9 @@ scheduler, the frontier and its worker thread, the admission, the opt-out list),
 
 - Seeds added are read like a seeds file's lines (the crawl's ``--seed-scheme``,
   canonicalized), their hosts join the scope as a seed's, and they are admitted.
+- An exclusion (a regular expression) joins the scope's exclusions: admission refuses
+  the links it matches from now on, and the scheduler drops the queued URLs it matches
+  when they are leased (every node, those it leases), without a fetch.
 - An opt-out domain joins the opt-out list (admission refuses its URLs from now on, the
   scheduler drops a host of it when it comes up) and the queued URLs of its hosts that
   this node may schedule are dropped (marked failed) at once; each node drops those of
@@ -28,7 +31,7 @@ from headway.runtime.scheduler import Scheduler
 from headway.runtime.summary import StopReason
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
-from headway.urls.canonical import CanonOptions, host_key
+from headway.urls.canonical import CanonOptions
 from headway.urls.scope import OptOut
 from headway.urls.seeds import parse_seeds
 from headway.work.admission import Admission
@@ -88,7 +91,7 @@ class NodeControls:
             log.warning("seed %r of a control skipped: %s", p.line, p.reason)
         scope = self._admission.scope
         for url in loaded.urls:
-            scope.add_seed_host(host_key(url))
+            scope.add_seed(url)
         entries = self._admission.admit(loaded.urls, 0, None)
         if not entries:
             return 0
@@ -115,6 +118,11 @@ class NodeControls:
         self._scheduler.wake()
         return dropped
 
+    def exclude(self, regexes: Sequence[str]) -> None:
+        for regex in regexes:
+            self._admission.scope.add_exclude(regex)
+        self._scheduler.wake()
+
     def set_host_overrides(self, overrides: Mapping[str, HostOverride]) -> None:
         self._scheduler.set_overrides(overrides)
 
@@ -140,6 +148,7 @@ async def start_controls(
     """The control task of the node built as ``parts``, with the crawl's control log as
     it stands applied (``applier.start``); ``started_at``: the node's start (unix time)."""
     sched = parts.scheduler
+    sched.core.refuse_urls(admission.scope.url_refusal)
     hooks = NodeControls(
         scheduler=sched,
         frontier=parts.frontier,

@@ -28,6 +28,7 @@ from headway.frontier.store import FrontierStore
 from headway.policy.robots import RobotsCache
 from headway.runtime.components import fetch_config, host_limit_params, store_target
 from headway.runtime.crawldir import CrawlDir, CrawlIdentity, CrawlPaths
+from headway.runtime.dedup import dedup_indexes, import_earlier_payloads
 from headway.runtime.leases import LeaseBook
 from headway.runtime.metrics import MetricsFile, PrometheusExporter
 from headway.runtime.parsepool import ParsePool
@@ -77,10 +78,12 @@ class NodeParts:
 def check_inputs(settings: Settings) -> FetchConfig:
     """Everything the settings name that can be checked without touching the crawl
     directory: name overrides, the hosts file, the certificate authorities, the frontier
-    backend. Returns the fetch configuration; raises ``ConfigError`` naming the key."""
+    backend, the earlier crawls to dedup against. Returns the fetch configuration;
+    raises ``ConfigError`` naming the key."""
     fetch = fetch_config(settings)  # fetch.resolve, fetch.hosts_file
     tls_context(fetch.ca_file)  # fetch.ca_file
     backend_for(settings.frontier.store)  # frontier.store
+    dedup_indexes(settings.store.dedup_from)  # store.dedup_from
     return fetch
 
 
@@ -170,6 +173,11 @@ async def build_node_parts(
         )
         await store.open()
         stack.push_async_callback(store.close)
+        if s.store.dedup_from:
+            earlier = dedup_indexes(s.store.dedup_from)
+            read = await fw.call(import_earlier_payloads, frontier, earlier)
+            if read:
+                log.info("dedup: %d payload digests of earlier crawls recorded", read)
         if crawldir.upgrade_from is not None:
             moved = await fw.call(import_index_payloads, frontier, paths.cdxj)
             crawldir.finish_upgrade()

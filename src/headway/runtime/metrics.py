@@ -64,6 +64,7 @@ class Counters:
     bytes: int = 0  # raw body bytes received
     robots_fetches: int = 0
     robots_disallowed: int = 0  # URLs settled unfetched: robots.txt disallows them
+    excluded_dropped: int = 0  # queued URLs settled unfetched: an exclusion matches them
     robots_errors: int = 0  # robots.txt fetches without an HTTP answer
     stale_leases: int = 0  # leased URLs not sent: their leases ran out in a stall
     outcomes: Counter[str] = field(default_factory=Counter)

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from headway import crashpoints
 from headway.console.snapshot import Snapshotter
@@ -31,7 +31,7 @@ from headway.fetch.client import Fetcher
 from headway.fetch.clients import open_fetcher
 from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
-from headway.policy.decisions import ROBOTS_DISALLOWED
+from headway.policy.decisions import EXCLUDED, ROBOTS_DISALLOWED
 from headway.policy.priority import quality_gap
 from headway.policy.quality import QualityBook
 from headway.policy.robots import product_token
@@ -59,7 +59,7 @@ from headway.runtime.stats import NodeStats
 from headway.runtime.summary import CrawlSummary, StopReason, process_cpu_seconds
 from headway.settings import Settings
 from headway.urls.canonical import host_key
-from headway.urls.scope import OptOut
+from headway.urls.scope import OptOut, SeedScope
 from headway.work.items import FetchedPage, SkippedUrl
 
 __all__ = ["CrawlSummary", "Node"]
@@ -100,6 +100,7 @@ class Node:
         clock: Callable[[], float] = time.time,
         on_started: Callable[[], None] | None = None,
         stats_interval: float | None = 0.25,
+        seed_scopes: Mapping[str, SeedScope] | None = None,
     ) -> None:
         self.clock = clock  # wall-clock seconds for politeness, leases and settling
         self.settings = settings
@@ -107,6 +108,8 @@ class Node:
         #: the seeds this command gave (a shared crawl's node crawls the stored ones):
         #: exit 3 is about these only, so ``headway node`` never ends with it
         self._given_seeds = list(seeds)
+        #: the seeds file's own scope options of its seeds (``urls.seeds``)
+        self._seed_scopes = dict(seed_scopes or {})
         self.optout = optout if optout is not None else OptOut(())  # controls add to it
         self.on_stats = on_stats  # called with a statistics reading every stats_interval s
         self._stats_interval = stats_interval
@@ -140,7 +143,12 @@ class Node:
         self.counters.book.seeds.use((url, host_key(url)) for url in seeds)
         quality = self.quality if self.settings.frontier.priority == "quality" else None
         self.scope, self.admission, self._rules = rules_for_seeds(
-            seeds, self.settings, optout=self.optout, canon=self.canon, quality=quality
+            seeds,
+            self.settings,
+            optout=self.optout,
+            canon=self.canon,
+            quality=quality,
+            seed_scopes=self._seed_scopes,
         )
 
     async def _shared_seeds(self) -> None:
@@ -432,6 +440,8 @@ class Node:
     async def _on_skip(self, skipped: SkippedUrl) -> None:
         if skipped.note == ROBOTS_DISALLOWED:
             self.counters.robots_disallowed += 1
+        elif skipped.note == EXCLUDED:
+            self.counters.excluded_dropped += 1
         elif skipped.note in HOST_PROBLEMS:
             self.counters.book.on_host_problem(
                 skipped.lease.host, skipped.note, HOST_PROBLEMS[skipped.note], self.clock()

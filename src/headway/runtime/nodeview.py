@@ -134,6 +134,7 @@ def crawl_summary(
         peak_rss_mib=peak_rss_mib(),
         recrawl=parts.recrawl.statistics(),
         robots_disallowed=counters.robots_disallowed,
+        excluded_dropped=counters.excluded_dropped,
         unreachable=reach.unreachable(),
         seeds_unreached=reach.seeds_unreached(given_hosts),
         optout_dropped=controls.statistics().optout_dropped if controls else 0,

@@ -12,7 +12,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from headway.errors import ConfigError
 from headway.frontier.store import FrontierStore, SharedCrawl
@@ -21,7 +21,7 @@ from headway.runtime.components import retry_params
 from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions, host_key
-from headway.urls.scope import OptOut, Scope, ScopeMode
+from headway.urls.scope import OptOut, Scope, ScopeMode, SeedScope
 from headway.work.admission import Admission
 from headway.work.settle import SettleRules
 
@@ -144,9 +144,10 @@ def rules_for_seeds(
     optout: OptOut | None,
     canon: CanonOptions,
     quality: QualityBook | None,
+    seed_scopes: Mapping[str, SeedScope] | None = None,
 ) -> tuple[Scope, Admission, SettleRules]:
     """The scope, admission and settle rules of a crawl with ``seeds`` (``quality``
-    None: depth-only priority)."""
+    None: depth-only priority; ``seed_scopes``: seeds' own scope options)."""
     sc = settings.scope
     scope = Scope.for_seeds(
         list(seeds),
@@ -156,6 +157,10 @@ def rules_for_seeds(
         max_depth=sc.max_depth,
         max_url_length=sc.max_url_length,
         optout=optout,
+        seed_scopes=seed_scopes,
+        include_surts=sc.include_surt,
+        exclude_surts=sc.exclude_surt,
+        extra_hops=sc.extra_hops,
     )
     admission = Admission(
         scope,

@@ -47,6 +47,7 @@ class CrawlSummary:
     unreachable: tuple[Unreachable, ...] = ()  # hosts with no answer in this run, and why
     seeds_unreached: bool = False  # every host of the seeds was tried, none answered
     optout_dropped: int = 0  # queued URLs dropped by opt-out controls (this run)
+    excluded_dropped: int = 0  # queued URLs dropped unfetched: an exclusion matches them
 
 
 def process_cpu_seconds() -> float:

@@ -68,8 +68,24 @@ class IdentitySettings:
 @dataclass(frozen=True, slots=True)
 class ScopeSettings:
     scope: str = _opt(
-        "seed-domains", "which links are followed", choices=("seed-domains", "seed-hosts", "open")
+        "seed-domains",
+        "which links are followed: the seeds' registered domains, their hosts, the URLs under "
+        "each seed's path prefix (its URL up to the last /), or any",
+        choices=("seed-domains", "seed-hosts", "prefix", "open"),
     )
+    extra_hops: int = _opt(
+        0,
+        "pages up to this many links outside the scope are fetched (their links outside "
+        "it are not followed further)",
+        min=0,
+        max=100,
+    )
+    include_surt: tuple[str, ...] = _opt(
+        (),
+        "SURT prefix whose URLs are in scope too (org,example)/docs or http://(org,example,); "
+        "repeatable)",
+    )
+    exclude_surt: tuple[str, ...] = _opt((), "SURT prefix whose URLs are refused (repeatable)")
     include: tuple[str, ...] = _opt((), "regex a URL must match (repeatable; any one)")
     exclude: tuple[str, ...] = _opt((), "regex that rejects a URL (repeatable)")
     optout_file: Path | None = _opt(None, "file of domains never to fetch (one a line)")
@@ -268,6 +284,11 @@ class RuntimeSettings:
 class StoreSettings:
     warc_max_size: int = _opt(1_000_000_000, "rotate WARC files past this size", min=16 * KIB)
     warc_prefix: str = _opt("headway", "WARC file name prefix")
+    dedup_from: tuple[str, ...] = _opt(
+        (),
+        "an earlier crawl's directory or CDXJ index (repeatable): payloads archived there "
+        "are written as revisit records referring to the earlier capture",
+    )
     warc_gzip_level: int = _opt(
         6,
         "gzip level of WARC records, zlib's scale mapped onto ISA-L's (1-2: fastest, "

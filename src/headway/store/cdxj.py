@@ -106,9 +106,10 @@ def load_digests(path: Path) -> dict[str, tuple[str, str]]:
             if fields.get("mime") == REVISIT_MIME or not isinstance(digest, str):
                 continue
             if isinstance(url, str) and digest not in digests:
-                digests[digest] = (url, _iso_from_timestamp14(stamp))
+                digests[digest] = (url, iso_from_timestamp14(stamp))
     return digests
 
 
-def _iso_from_timestamp14(stamp: str) -> str:
+def iso_from_timestamp14(stamp: str) -> str:
+    """The WARC-Date (``YYYY-MM-DDThh:mm:ssZ``) of a 14-digit CDXJ timestamp."""
     return f"{stamp[0:4]}-{stamp[4:6]}-{stamp[6:8]}T{stamp[8:10]}:{stamp[10:12]}:{stamp[12:14]}Z"

@@ -11,6 +11,11 @@ bytes (``LC_ALL=C sort`` order). It is an external merge sort (runs of at most
 the index. The sorted copy is written beside the index (``<name>.sorting``), fsynced and
 then renamed over it: a crash at any moment leaves either the old or the sorted index,
 never a mix. Leftovers of an interrupted sort are removed by ``discard_leftovers``.
+
+``sorted_lines`` gives the same order without touching the index (for a reader such as
+``headway export``, which must not rewrite a crawl directory it packages): the index's
+own lines when it is sorted, else a merge of sorted runs written into a scratch
+directory the caller owns.
 """
 
 from __future__ import annotations
@@ -94,6 +99,41 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _write_runs(path: Path, where: Path, stem: str, run_lines: int, runs: list[Path]) -> None:
+    """Sorted runs of at most ``run_lines`` lines of ``path``, written into ``where`` and
+    appended to ``runs`` as they are made (so a failure leaves them listed for removal)."""
+    lines = _lines(path)
+    while chunk := list(itertools.islice(lines, run_lines)):
+        chunk.sort()
+        run = where / f"{stem}{len(runs)}"
+        run.write_bytes(b"".join(chunk))
+        runs.append(run)
+
+
+@contextlib.contextmanager
+def sorted_lines(
+    path: Path, scratch: Path, *, run_lines: int = RUN_LINES
+) -> Iterator[Iterator[bytes]]:
+    """The lines of the index at ``path`` in sorted order (each ending in a newline), in
+    bounded memory, leaving ``path`` as it is: read straight from it when it is sorted,
+    else merged from runs written into ``scratch`` and removed on leaving the context."""
+    if not path.exists():
+        yield iter(())
+        return
+    if is_sorted(path):
+        yield _lines(path)
+        return
+    runs: list[Path] = []
+    try:
+        _write_runs(path, scratch, f"{path.name}.run-", run_lines, runs)
+        with contextlib.ExitStack() as stack:
+            sources = [stack.enter_context(r.open("rb")) for r in runs]
+            yield heapq.merge(*sources)
+    finally:
+        for run in runs:
+            run.unlink(missing_ok=True)
+
+
 def sort_index(path: Path, *, run_lines: int = RUN_LINES) -> bool:
     """Sort the index at ``path`` in place (see the module docstring); False when it was
     already sorted (or absent) and nothing was rewritten."""
@@ -102,12 +142,7 @@ def sort_index(path: Path, *, run_lines: int = RUN_LINES) -> bool:
     discard_leftovers(path)
     runs: list[Path] = []
     try:
-        lines = _lines(path)
-        while chunk := list(itertools.islice(lines, run_lines)):
-            chunk.sort()
-            run = path.with_name(f"{path.name}.run-{len(runs)}")
-            run.write_bytes(b"".join(chunk))
-            runs.append(run)
+        _write_runs(path, path.parent, f"{path.name}.run-", run_lines, runs)
         tmp = path.with_name(path.name + ".sorting")
         with contextlib.ExitStack() as stack, tmp.open("wb") as out:
             sources = [stack.enter_context(r.open("rb")) for r in runs]

@@ -79,12 +79,15 @@ def recover_store(
     return RecoveryReport(len(paths), cut, dropped, log_cut, tuple(corrupt))
 
 
-def complete_gzip_prefix(path: Path) -> int:
-    """Byte length of the longest prefix of ``path`` made of complete gzip members."""
-    good = 0  # end of the last complete member
-    pos = 0  # end of the bytes read so far
+def complete_gzip_prefix(path: Path, start: int = 0) -> int:
+    """Byte length of the longest prefix of ``path`` made of complete gzip members; from
+    ``start`` on (a member boundary the caller vouches for) only the bytes after it are
+    read, and a ``start`` that is no member boundary gives ``start``."""
+    good = start  # end of the last complete member
+    pos = start  # end of the bytes read so far
     inflater: zlib._Decompress | None = None
     with open(path, "rb") as f:
+        f.seek(start)
         while chunk := f.read(_CHUNK):
             pos += len(chunk)
             data = chunk

@@ -7,7 +7,12 @@ is one bare word (no dot, not ``localhost``, not an IP address) is no domain and
 unusable (``intranet``, or a stray ``g`` out of binary bytes); with its scheme
 (``http://intranet/``) such a host is a seed. Blank lines and lines starting with
 ``#`` are skipped; a trailing `` # comment`` (whitespace before ``#``) is dropped. The
+URL may be followed by scope options of its own, ``key=value`` separated by whitespace
+(``https://example.org/docs/ scope=prefix depth=3 extra-hops=1``: ``scope`` one of the
+``ScopeMode`` values, ``depth`` 0-10000, ``extra-hops`` 0-100); an unknown option or a
+bad value makes the line unusable, reported with its number. The
 result (:class:`SeedList`) is the canonical URLs, de-duplicated in first-seen order,
+the options of those that have them (``scopes``),
 one :class:`SeedProblem` per unusable line (1-based line numbers; at most
 ``MAX_PROBLEMS`` kept) and the count of all unusable lines. A bad line never stops the
 rest: only :func:`load_seeds` raises, when the file itself is unusable.
@@ -26,7 +31,7 @@ import ipaddress
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
@@ -34,6 +39,7 @@ from urllib.parse import urlsplit
 
 from headway.errors import SeedError
 from headway.urls.canonical import DEFAULT_OPTIONS, CanonOptions, canonicalize
+from headway.urls.scope import ScopeMode, SeedScope
 
 __all__ = ["SeedList", "SeedProblem", "Unreadable", "load_seeds", "parse_seeds"]
 
@@ -69,6 +75,8 @@ class SeedList:
     urls: list[str]
     problems: list[SeedProblem]
     unusable: int
+    #: canonical seed URL -> its own scope options (seeds file ``key=value``)
+    scopes: dict[str, SeedScope] = field(default_factory=dict)
 
 
 class Unreadable(StrEnum):
@@ -94,6 +102,45 @@ def _seed_url(text: str, default_scheme: str) -> tuple[str | None, str]:
     if text.startswith(("/", ".", "?")):
         return None, "not a URL or domain"
     return f"{default_scheme}://{text}", ""
+
+
+#: Seed options: name -> (lowest, highest) for numbers; ``scope`` takes a ScopeMode.
+_NUMBER_OPTIONS = {"depth": (0, 10_000), "extra-hops": (0, 100)}
+_OPTION_NAMES = ("scope", "depth", "extra-hops")
+
+
+def _seed_options(tokens: list[str]) -> tuple[SeedScope | None, str]:
+    """(the options, '') of a seed line's ``key=value`` tokens, or (None, reason)."""
+    values: dict[str, object] = {}
+    for token in tokens:
+        key, _eq, value = token.partition("=")
+        key = key.lower()
+        if key not in _OPTION_NAMES:
+            return None, f"unknown seed option {key!r} (one of {', '.join(_OPTION_NAMES)})"
+        if key in values:
+            return None, f"seed option {key!r} given twice"
+        if key == "scope":
+            try:
+                values[key] = ScopeMode(value.lower())
+            except ValueError:
+                modes = ", ".join(m.value for m in ScopeMode)
+                return None, f"scope={value!r}: one of {modes}"
+            continue
+        low, high = _NUMBER_OPTIONS[key]
+        if not value.isdigit() or not low <= int(value) <= high:
+            return None, f"{key}={value!r}: a whole number from {low} to {high}"
+        values[key] = int(value)
+    mode = values.get("scope")
+    depth = values.get("depth")
+    hops = values.get("extra-hops")
+    return (
+        SeedScope(
+            mode=mode if isinstance(mode, ScopeMode) else None,
+            max_depth=depth if isinstance(depth, int) else None,
+            extra_hops=hops if isinstance(hops, int) else None,
+        ),
+        "",
+    )
 
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
@@ -151,6 +198,7 @@ def parse_seeds(
         raise ValueError(f"default_scheme must be 'http' or 'https', not {default_scheme!r}")
     seeds: list[str] = []
     seen: set[str] = set()
+    scopes: dict[str, SeedScope] = {}
     problems: list[SeedProblem] = []
     texts: set[str] = set()
     unusable = 0
@@ -174,6 +222,14 @@ def parse_seeds(
             continue
         texts.add(text)
         text = _TRAILING_COMMENT.sub("", text)
+        own: SeedScope | None = None
+        tokens = text.split()
+        if len(tokens) > 1 and all("=" in t for t in tokens[1:]):
+            own, reason = _seed_options(tokens[1:])
+            if own is None:
+                problem(line_no, line, reason)
+                continue
+            text = tokens[0]
         url, reason = _seed_url(text, default_scheme)
         if url is None:
             problem(line_no, line, reason)
@@ -194,7 +250,9 @@ def parse_seeds(
         if canonical not in seen:
             seen.add(canonical)
             seeds.append(canonical)
-    return SeedList(seeds, problems, unusable)
+            if own is not None:
+                scopes[canonical] = own
+    return SeedList(seeds, problems, unusable, scopes)
 
 
 def _read_lines(fh: BinaryIO, path: Path) -> Iterator[str | Unreadable]:

@@ -92,6 +92,12 @@ class Admission:
         self._hops: OrderedDict[int, int] = OrderedDict()
         # nesting level per admitted document fingerprint (bounded like the hops)
         self._doc_levels: OrderedDict[int, int] = OrderedDict()
+        # links beyond the scope a page admitted outside it may still lead (extra hops),
+        # and to what depth, per fingerprint, bounded like the hops: a page forgotten (or
+        # admitted before a restart) leads none, so the allowance never grows past the
+        # rules'
+        self._extra_left: OrderedDict[int, tuple[int, int]] = OrderedDict()
+        self.extra_hops_admitted = 0
         self._hops_max = redirect_memory
 
     def admit(
@@ -132,6 +138,8 @@ class Admission:
         own = _origin(via) if via else ""
         note = book.note_link if book is not None and source_host is not None else None
         source = source_host or ""
+        hops_on = via is not None and self.scope.hops_possible
+        page_left: tuple[int, int] | None = None  # the linking page's (hops left, depth)
         for url in urls:
             if note is not None and not url.startswith(own):
                 note(source, host_key(url))
@@ -143,6 +151,12 @@ class Admission:
                 continue
             host = host_key(url)
             reason = check(url, depth, host)
+            extra: int | None = None  # hops this URL may still lead, when one itself
+            if reason == "out-of-scope" and hops_on:
+                if page_left is None:
+                    page_left = self._hops_left(via or "")
+                if page_left[0] > 0 and depth <= page_left[1]:
+                    reason, extra = self.scope.url_refusal(url), page_left[0] - 1
             if reason is not None:
                 rejected[reason] += 1
                 continue
@@ -160,6 +174,12 @@ class Admission:
                 priority = ranked
             fp = fingerprint(url)
             out.append(UrlEntry(url, host, depth, priority, fp, via, 0, 0.0, hint, handler))
+            if extra is not None:
+                self.extra_hops_admitted += 1
+                assert page_left is not None
+                self._extra_left[fp] = (extra, page_left[1])
+                if len(self._extra_left) > self._hops_max:
+                    self._extra_left.popitem(last=False)
             if not self._recent_on:
                 continue
             recent.add(url)
@@ -170,6 +190,15 @@ class Admission:
         if out and depth > self.deepest:
             self.deepest = depth
         return out
+
+    def _hops_left(self, page: str) -> tuple[int, int]:
+        """Links beyond the scope the page ``page`` may lead, and to what depth: its
+        rules' extra hops and depth when it is in scope, else what is left of the hops
+        that admitted it (none when forgotten)."""
+        own = self.scope.extra_hops(page)
+        if own is not None:
+            return own
+        return self._extra_left.get(fingerprint(page), (0, 0))
 
     def statistics(self) -> AdmissionStats:
         """Refusals by reason and recently admitted links skipped, in this run."""

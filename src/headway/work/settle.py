@@ -157,7 +157,7 @@ def _admitted(
     if lease.depth == 0 and lease.via is None and lease.handler is None:
         # a seed (depth 0, found by no page): its host is a seed host, also on a node
         # that leased it before it applied the control that added the seed on another
-        admission.scope.add_seed_host(lease.host)
+        admission.scope.add_seed(lease.url)
     discovered: list[UrlEntry] = []
     parsed = work.parsed
     if parsed is not None and parsed.links:
