@@ -35,3 +35,11 @@ class StoreError(HeadwayError):
 class ControlError(HeadwayError):
     """A control (pause, resume, stop, seeds, opt-out, host override) is invalid or has
     no crawl to go to."""
+
+
+class TextRefused(HeadwayError):
+    """A page's text is not extracted (nested too deeply to extract within bounds)."""
+
+
+class TextUnavailable(HeadwayError):
+    """A text mode needs a package that is not installed; the message names it."""

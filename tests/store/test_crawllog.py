@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from headway.store.crawllog import (
+    OPTIONAL,
     CrawlLog,
     CrawlLogEntry,
     format_entry,
@@ -67,7 +68,8 @@ def test_entries_round_trip_through_the_file(tmp_path: Path) -> None:
     log2.close()
     lines = path.read_text().splitlines()
     assert [parse_entry(line) for line in lines] == [FULL, FAILED, FULL]
-    names = [f.name for f in dataclasses.fields(CrawlLogEntry)]
+    # the output fields of docs/outputs.md are left out while they are None
+    names = [f.name for f in dataclasses.fields(CrawlLogEntry) if f.name not in OPTIONAL]
     for line in lines:
         assert list(json.loads(line)) == names
     first = json.loads(lines[0])
@@ -124,4 +126,16 @@ def test_text_that_is_not_valid_unicode_still_makes_a_line() -> None:
     )
     line = format_entry(entry)
     assert line.endswith("\n") and line.count("\n") == 1
+    assert parse_entry(line) == entry
+
+
+def test_output_fields_are_written_when_known(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.log.jsonl"
+    log = CrawlLog(path)
+    entry = dataclasses.replace(FULL, languages=("deu", "nld"), text="written")
+    log.write(entry)
+    log.close()
+    line = path.read_text()
+    assert list(json.loads(line))[-2:] == ["languages", "text"]
+    assert json.loads(line)["languages"] == ["deu", "nld"]
     assert parse_entry(line) == entry

@@ -23,6 +23,11 @@ Contract of ``parse_page(url, body, ...)``:
   RDF type), canonical, at most ``MAX_FEEDS``; empty under page-level nofollow.
 - ``credentials_stripped``: followed hrefs that carried ``user:password@`` (removed by
   canonicalization; never fetched with them).
+- ``text``, ``languages``, ``text_error``: only when a ``text_mode`` is given (the text
+  output, ``--text``): the page's text in that mode (``headway.parse.text``, on the
+  decoded document, its depth checked on the tree parsed here), the ISO 639-3 codes of
+  its language (``headway.parse.language``), and why there is no text when extraction
+  was refused or failed (links and directives are reported all the same).
 - Never raises: bad bytes, bad markup or an empty body give a (possibly empty) result;
   header directives and the charset are reported even then.
 
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from headway.errors import HeadwayError
 from headway.parse.charset import decode_body, detect_charset
 from headway.parse.directives import (
     RobotsDirectives,
@@ -44,7 +50,9 @@ from headway.parse.directives import (
     robots_content,
 )
 from headway.parse.directives import x_robots_tag as x_robots_tag_directives
+from headway.parse.language import identify
 from headway.parse.simhash import simhash, visible_text
+from headway.parse.text import TextMode, extract_text
 from headway.urls.canonical import (
     DEFAULT_OPTIONS,
     CanonOptions,
@@ -118,6 +126,9 @@ class ParsedPage:
     documents_handler: str | None = None
     refused: str | None = None
     credentials_stripped: int = 0
+    text: str | None = None  # the text output's text (--text), None when not asked
+    languages: tuple[str, ...] = ()  # ISO 639-3, most likely first (--text)
+    text_error: str | None = None  # why ``text`` is None although it was asked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +147,7 @@ class ParseTask:
     handler: str = "html"  # the content handler that reads it (headway.parse.handlers)
     truncated: str | None = None  # why the fetch cut the body, if it did
     max_document: int = 50 * 1024 * 1024  # a document's bytes once unpacked (gzip), at most
+    text_mode: TextMode | None = None  # the text output's mode, None: no text (--text)
 
 
 def parse_task(args: ParseTask) -> ParsedPage:
@@ -148,6 +160,7 @@ def parse_task(args: ParseTask) -> ParsedPage:
         robots_token=args.robots_token,
         options=args.options,
         max_links=args.max_links,
+        text_mode=args.text_mode,
     )
 
 
@@ -266,6 +279,7 @@ def _parse(
     robots_token: str,
     options: CanonOptions,
     max_links: int,
+    text_mode: TextMode | None = None,
 ) -> ParsedPage:
     charset = detect_charset(content_type, body)
     text = decode_body(body, charset)
@@ -291,7 +305,10 @@ def _parse(
     elif scan.feeds:
         short = [h for h in scan.feeds if len(h) <= MAX_HREF_CHARS]
         feeds = tuple(_canonicalize_all(base, short, options)[0])
-    fingerprint = simhash(visible_text(tree))
+    page_text, languages, text_error = (
+        _text(text, tree, text_mode) if text_mode is not None else (None, (), None)
+    )
+    fingerprint = simhash(visible_text(tree))  # strips hidden elements off the tree
     return ParsedPage(
         links=tuple(followed[: max(0, max_links)]),
         nofollow_skipped=len(skipped),
@@ -306,7 +323,24 @@ def _parse(
         documents=feeds,
         documents_handler="feed" if feeds else None,
         credentials_stripped=stripped,
+        text=page_text,
+        languages=languages,
+        text_error=text_error,
     )
+
+
+def _text(
+    html: str, tree: LexborHTMLParser, mode: TextMode
+) -> tuple[str | None, tuple[str, ...], str | None]:
+    """(text, languages, why not) of one page for the text output; never raises."""
+    try:
+        page_text = extract_text(html, mode, tree)
+        return page_text, identify(page_text), None
+    except HeadwayError as exc:  # refused (too deep), or the mode's package is missing
+        return None, (), str(exc)
+    except Exception as exc:  # an extractor's bug must not cost the page its links
+        logger.warning("text extraction failed", exc_info=True)
+        return None, (), f"text extraction failed: {type(exc).__name__}: {exc}"
 
 
 def parse_page(
@@ -318,11 +352,13 @@ def parse_page(
     robots_token: str = "headway",
     options: CanonOptions = DEFAULT_OPTIONS,
     max_links: int = 10_000,
+    text_mode: TextMode | None = None,
 ) -> ParsedPage:
-    """Links and page-level directives of one HTML page; never raises."""
+    """Links and page-level directives of one HTML page (and its text, with a
+    ``text_mode``); never raises."""
     header = x_robots_tag_directives(x_robots_tag, robots_token)
     try:
-        return _parse(url, body, content_type, header, robots_token, options, max_links)
+        return _parse(url, body, content_type, header, robots_token, options, max_links, text_mode)
     except Exception:  # the contract is "never raises": a page must not kill a worker
         logger.warning("parse failed for %s", url, exc_info=True)
         return _empty("utf-8", header)

@@ -19,10 +19,12 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import cast
 
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.parse.page import ParseTask
+from headway.parse.text import TextMode
 from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.quality import QualityBook
 from headway.runtime.factory import PARSE_BATCH, PARSE_BATCH_COST, NodeParts
@@ -122,6 +124,8 @@ class Pipeline:
     # -- stages -----------------------------------------------------------------------
     async def parse_dispatch(self) -> None:
         s = self._settings
+        # the text output's mode (--text), for HTML pages; None: no text is extracted
+        text_mode = cast("TextMode", s.text.text_mode) if s.text.text else None
         while True:
             # several pages per round trip to a parser process when they are waiting;
             # the stage hands them out shared by host and cost (runtime/stage.py)
@@ -141,6 +145,7 @@ class Pipeline:
                         handler=work.handler or "html",  # set for every page parsed
                         truncated=res.truncated,
                         max_document=s.fetch.max_document_bytes,
+                        text_mode=text_mode if work.handler in (None, "html") else None,
                     )
                 )
             del res

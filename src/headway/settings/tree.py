@@ -269,6 +269,21 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class TextSettings:
+    text: bool = _opt(
+        False,
+        "write each HTML page's text, with its language, as WARC conversion records in "
+        "text/text-*.warc.gz (docs/outputs.md; needs the headway[text] extra)",
+    )
+    text_mode: str = _opt(
+        "main",
+        "main: the main content (resiliparse); all: all visible text; accurate: main "
+        "content by trafilatura (better on articles, ten times dearer; headway[accurate])",
+        choices=("main", "all", "accurate"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class DistributedSettings:
     crawl_id: str | None = _opt(
         None, "name of the shared crawl in a redis store (needed with a redis --store)"
@@ -336,6 +351,7 @@ class Settings:
     retry: RetrySettings = field(default_factory=RetrySettings)
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    text: TextSettings = field(default_factory=TextSettings)
     distributed: DistributedSettings = field(default_factory=DistributedSettings)
     recrawl: RecrawlSettings = field(default_factory=RecrawlSettings)
     console: ConsoleSettings = field(default_factory=ConsoleSettings)

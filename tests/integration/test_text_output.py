@@ -1,0 +1,84 @@
+"""A crawl with ``--text``: one conversion record per HTML page answered 200, referring
+to its response record, with its language in the record, the crawl log and the index;
+and a crawl without it writes none of that."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from headway.runtime.node import Node
+from headway.testing.simweb import HostSpec, SimWeb, SimWebSpec
+from tests.integration.helpers import crawl_settings, read_crawl_log
+
+pytestmark = pytest.mark.slow
+
+
+def _spec() -> SimWebSpec:
+    features = frozenset({"duplicates", "non-html", "errors"})
+    return SimWebSpec(hosts=2, host_spec=HostSpec(pages=8, links_per_page=3, features=features))
+
+
+def _records(directory: Path) -> list[Any]:
+    out = []
+    for path in sorted(directory.glob("*.warc.gz")):
+        with path.open("rb") as f:
+            for rec in ArchiveIterator(f):
+                out.append((path.name, rec.rec_headers, rec.content_stream().read()))
+    return out
+
+
+def _response_id(out: Path, name: str, offset: int) -> str:
+    with (out / "warc" / name).open("rb") as f:
+        f.seek(offset)
+        rec = next(iter(ArchiveIterator(f)))
+        assert rec.rec_type == "response"
+        return str(rec.rec_headers.get_header("WARC-Record-ID"))
+
+
+async def test_text_records_refer_to_their_responses(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    async with SimWeb(_spec()) as web:
+        settings = crawl_settings(out, text=True)
+        summary = await Node(settings, web.seeds()).run()
+        assert summary.stopped_by == "finished"
+    log = read_crawl_log(out)
+    written = [e for e in log if e.get("text") == "written"]
+    assert len(written) >= 10
+    # every HTML page answered 200 has a text verdict; nothing else has one
+    for e in log:
+        html_ok = e["status"] == 200 and e["handler"] == "html" and not e["revisit"]
+        assert ("text" in e) == html_ok, e
+    texts = [r for r in _records(out / "text") if r[1].get_header("WARC-Type") == "conversion"]
+    assert len(texts) == len(written)
+    by_ref = {h.get_header("WARC-Refers-To"): (h, body) for _, h, body in texts}
+    assert len(by_ref) == len(texts)  # none twice
+    for e in written:
+        headers, body = by_ref[_response_id(out, e["warc_file"], e["warc_offset"])]
+        assert headers.get_header("WARC-Target-URI") == e["url"]
+        assert headers.get_header("Content-Type") == "text/plain"
+        assert headers.get_header("WARC-Block-Digest").startswith("sha1:")
+        assert headers.get_header("WARC-Identified-Content-Language") == ",".join(e["languages"])
+        # the simulated web's filler is random words, so any language, but one is named
+        assert e["languages"] and all(len(code) == 3 for code in e["languages"])
+        host = e["url"].split("/")[2].split(":")[0]
+        assert body.decode().split("\n\n")[0].startswith(host)  # its <h1>, the title
+    # the index carries the languages too
+    cdxj = [json.loads(line.split(" ", 2)[2]) for line in (out / "index.cdxj").open()]
+    langs = {f["url"]: f.get("languages") for f in cdxj if f["mime"] == "text/html"}
+    assert all(langs[e["url"]] == ",".join(e["languages"]) for e in written)
+
+
+async def test_without_text_nothing_new_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    async with SimWeb(_spec()) as web:
+        summary = await Node(crawl_settings(out), web.seeds()).run()
+        assert summary.stopped_by == "finished"
+    assert not (out / "text").exists()
+    log = read_crawl_log(out)
+    assert log and not [e for e in log if "text" in e or "languages" in e]
+    assert "languages" not in (out / "index.cdxj").read_text()
