@@ -82,3 +82,51 @@ async def test_without_text_nothing_new_is_written(tmp_path: Path) -> None:
     log = read_crawl_log(out)
     assert log and not [e for e in log if "text" in e or "languages" in e]
     assert "languages" not in (out / "index.cdxj").read_text()
+
+
+def _signal_spec() -> SimWebSpec:
+    reserving = HostSpec(
+        pages=6,
+        links_per_page=3,
+        robots="User-agent: *\nContent-Signal: search=yes, ai-train=no\nDisallow: /private/\n",
+    )
+    return SimWebSpec(
+        hosts=2,
+        host_spec=HostSpec(pages=6, links_per_page=3),
+        overrides={0: reserving},
+        cross_links=0.0,
+    )
+
+
+@pytest.mark.parametrize("use", ["ai-train", "ai-input", "any"])
+async def test_content_signal_is_recorded_and_honoured(tmp_path: Path, use: str) -> None:
+    out = tmp_path / "c"
+    async with SimWeb(_signal_spec()) as web:
+        reserving = web.hosts[0]
+        summary = await Node(crawl_settings(out, text=True, text_use=use), web.seeds()).run()
+        assert summary.stopped_by == "finished"
+        # fetching does not change: every page of the reserving host was fetched
+        fetched = {r.path for r in web.log if r.host == reserving}
+        assert {f"/p/{i}" for i in range(1, 6)} <= fetched
+    pages = [e for e in read_crawl_log(out) if "text" in e]
+    mine = [e for e in pages if reserving in e["url"]]
+    other = [e for e in pages if reserving not in e["url"]]
+    assert mine and other
+    assert all((e["ai_train"], e["ai_input"], e["search"]) == ("no", None, "yes") for e in mine)
+    assert all((e["ai_train"], e["ai_input"], e["search"]) == (None, None, None) for e in other)
+    expected = "reserved: ai-train" if use == "ai-train" else "written"
+    assert {e["text"] for e in mine} == {expected}
+    assert {e["text"] for e in other} == {"written"}
+    uris = {
+        h.get_header("WARC-Target-URI")
+        for _, h, _ in _records(out / "text")
+        if h.get_header("WARC-Type") == "conversion"
+    }
+    assert uris == {e["url"] for e in pages if e["text"] == "written"}
+    # the WARC files archive every page either way
+    responses = {
+        h.get_header("WARC-Target-URI")
+        for _, h, _ in _records(out / "warc")
+        if h.get_header("WARC-Type") == "response"
+    }
+    assert {e["url"] for e in mine} <= responses

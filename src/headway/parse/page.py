@@ -129,6 +129,11 @@ class ParsedPage:
     text: str | None = None  # the text output's text (--text), None when not asked
     languages: tuple[str, ...] = ()  # ISO 639-3, most likely first (--text)
     text_error: str | None = None  # why ``text`` is None although it was asked for
+    # AI-use signals of the page (headway.policy.aiuse reads them): noai / noimageai in
+    # meta robots or X-Robots-Tag, and <meta name="tdm-reservation">'s content
+    noai: bool = False
+    noimageai: bool = False
+    tdm_reservation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +217,7 @@ class _Scan:
     refresh: str | None = None
     title: str | None = None
     feeds: list[str] | None = None
+    tdm: str | None = None  # <meta name="tdm-reservation" content>
 
 
 def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan:
@@ -225,8 +231,12 @@ def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan
         elif tag == "meta":
             content = attrs.get("content") or ""
             name = attrs.get("name")
-            if name is not None and name.strip().lower() in ("robots", token):
-                scan.robots = scan.robots.merge(robots_content(content))
+            if name is not None:
+                name = name.strip().lower()
+                if name in ("robots", token):
+                    scan.robots = scan.robots.merge(robots_content(content))
+                elif name == "tdm-reservation" and scan.tdm is None:
+                    scan.tdm = content.strip()[:16]
             equiv = attrs.get("http-equiv")
             if scan.refresh is None and equiv is not None and equiv.strip().lower() == "refresh":
                 scan.refresh = refresh_url(content)
@@ -259,6 +269,8 @@ def _scan_link(scan: _Scan, attrs: dict[str, str | None]) -> None:
 
 def _empty(charset: str, robots: RobotsDirectives) -> ParsedPage:
     return ParsedPage(
+        noai=robots.noai,
+        noimageai=robots.noimageai,
         links=(),
         nofollow_skipped=0,
         noindex=robots.noindex,
@@ -326,6 +338,9 @@ def _parse(
         text=page_text,
         languages=languages,
         text_error=text_error,
+        noai=scan.robots.noai,
+        noimageai=scan.robots.noimageai,
+        tdm_reservation=scan.tdm,
     )
 
 

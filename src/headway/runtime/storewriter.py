@@ -26,9 +26,11 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
+from headway.policy.aiuse import Use, reserved
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.stats import StoreStats
 from headway.runtime.worker import ThreadWorker
@@ -227,6 +229,9 @@ class StoreWriter:
         parsed, res = work.parsed, work.result
         if parsed is None or parsed.kind != "html" or res.status != 200:
             return None
+        use = cast("Use", self._settings.text.text_use)
+        if work.signals is not None and reserved(work.signals, use):
+            return f"reserved: {use}"  # the site reserves the use this text is for
         if parsed.text_error is not None:
             return parsed.text_error
         if not parsed.text:
@@ -346,7 +351,17 @@ def log_entry(
         revisit_in=round(plan.state.interval, 3) if plan is not None else None,
         languages=_languages(work) or None,
         text=text,
+        **_signal_fields(work),
     )
+
+
+def _signal_fields(work: Work) -> dict[str, str | None]:
+    """The crawl log's ``ai_train``, ``ai_input``, ``search`` of an HTML capture (with
+    --text; empty otherwise, so the keys are left out)."""
+    signals = work.signals if isinstance(work, FetchedPage) else None
+    if signals is None:
+        return {}
+    return {"ai_train": signals.ai_train, "ai_input": signals.ai_input, "search": signals.search}
 
 
 def _languages(work: Work) -> tuple[str, ...]:

@@ -281,6 +281,12 @@ class TextSettings:
         "content by trafilatura (better on articles, ten times dearer; headway[accurate])",
         choices=("main", "all", "accurate"),
     )
+    text_use: str = _opt(
+        "ai-train",
+        "the use the text output is for: no text is written for a page whose AI-use "
+        "signals reserve it (robots.txt Content-Signal, TDMRep, noai); any: write all",
+        choices=("ai-train", "ai-input", "search", "any"),
+    )
 
 
 @dataclass(frozen=True, slots=True)

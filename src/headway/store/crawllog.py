@@ -1,7 +1,8 @@
 """Crawl log: one JSON line per fetch (or per URL decided without a fetch).
 
 Each line is a JSON object whose keys are the field names of ``CrawlLogEntry``, in
-field order (those in ``OPTIONAL`` only when they have a value), compact, in UTF-8;
+field order (those in ``OPTIONAL`` only when they have a value, the ``SIGNALS`` also
+as null on a line with a ``text`` value), compact, in UTF-8;
 ``time`` is written as ISO-8601 UTC with milliseconds (``2024-05-01T12:00:00.123Z``),
 everything else as its JSON value. ``parse_entry`` reads
 a line back (``time`` returns as epoch seconds, rounded to the millisecond).
@@ -50,11 +51,16 @@ class CrawlLogEntry:
     # the outputs of docs/outputs.md, written only when known (absent keys: None)
     languages: tuple[str, ...] | None = None  # ISO 639-3, most likely first (--text)
     text: str | None = None  # what became of the page's text (--text): written, empty, ...
+    # AI-use signals of an HTML capture (--text): "yes", "no" or None (policy/aiuse.py)
+    ai_train: str | None = None
+    ai_input: str | None = None
+    search: str | None = None
 
 
 #: Keys left out of a line when their value is None, so that a crawl without the
 #: outputs that fill them writes the lines it always wrote.
-OPTIONAL = frozenset({"languages", "text"})
+SIGNALS = frozenset({"ai_train", "ai_input", "search"})
+OPTIONAL = frozenset({"languages", "text"}) | SIGNALS
 
 _FIELDS = tuple(f.name for f in fields(CrawlLogEntry))
 
@@ -72,10 +78,12 @@ def parse_time(text: str) -> float:
 
 def format_entry(entry: CrawlLogEntry) -> str:
     """The log line (with its newline) for one entry."""
+    # the signals are written, null included, on every line that has a text verdict
+    keep = SIGNALS if entry.text is not None else frozenset()
     values: dict[str, Any] = {
         name: value
         for name in _FIELDS
-        if (value := getattr(entry, name)) is not None or name not in OPTIONAL
+        if (value := getattr(entry, name)) is not None or name not in OPTIONAL or name in keep
     }
     values["time"] = format_time(entry.time)
     try:  # orjson: compact, UTF-8 (non-ASCII text is written as is, not \u-escaped)
