@@ -359,6 +359,7 @@ def _bench(args: argparse.Namespace) -> int:
             resumption=resumption == "on",
             round=n,
             client=client,
+            text=text,
         )
         for n in range(args.repeat)
         for size in sizes
@@ -366,6 +367,7 @@ def _bench(args: argparse.Namespace) -> int:
         for resumption in (dict.fromkeys(args.tls_resumption) if scheme == "https" else ["on"])
         for gap in args.gaps
         for client in dict.fromkeys(args.http_client)
+        for text in dict.fromkeys(args.text)
         for src in ([args.before_src, None] if args.before_src else [None])
     ]
     results = run_bench(cases)

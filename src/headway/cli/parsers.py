@@ -231,6 +231,13 @@ def build_parser() -> argparse.ArgumentParser:
         "the ratio aiohttp / curl",
     )
     bench.add_argument(
+        "--text",
+        nargs="+",
+        choices=["off", "main", "all", "accurate"],
+        default=["off"],
+        help="the text output (--text, in this mode; docs/outputs.md); one case each",
+    )
+    bench.add_argument(
         "--before-src",
         default=None,
         help="source tree (its src/ folder) of an earlier headway: each case runs first "
