@@ -39,6 +39,7 @@ class CrashPoint(StrEnum):
     WARC_ROTATED = "warc-rotated"  # a full WARC file closed, the next one not opened
     # one batch
     STORE_FLUSHED = "store-flushed"  # a batch flushed to the OS, not yet settled
+    INDEX_PART_TMP = "index-part-tmp"  # a Parquet index part written aside, not renamed
     SETTLED = "settled"  # a settle transaction committed
     # any frontier transaction (add, lease, settle)
     FRONTIER_UNCOMMITTED = "frontier-uncommitted"  # its writes made, COMMIT not yet run

@@ -9,6 +9,7 @@ Layout (format version ``CRAWL_FORMAT_VERSION``)::
     <out>/frontier.sqlite3.bloom  its seen filter's bitmap, saved at a clean stop
     <out>/warc/*.warc.gz      WARC/1.1 files
     <out>/text/text-*.warc.gz the text output (--text): WARC conversion records
+    <out>/index/*.parquet     the Parquet index (--parquet-index)
     <out>/index.cdxj          CDXJ index of the WARC records
     <out>/crawl.log.jsonl     one JSON line per fetch
     <out>/metrics.jsonl       periodic pressure metrics
@@ -110,6 +111,11 @@ class CrawlPaths:
     def text_dir(self) -> Path:
         """The text output's WARC files (``--text``)."""
         return self.root / "text"
+
+    @property
+    def index_dir(self) -> Path:
+        """The Parquet index (``--parquet-index``)."""
+        return self.root / "index"
 
     def text_prefix(self, prefix: str) -> str:
         return "text-" + self.warc_prefix(prefix)

@@ -98,6 +98,10 @@ def check_text_packages(settings: Settings) -> None:
     """``ConfigError`` naming the extra to install when ``--text`` (in its mode) needs a
     package that is missing: a clear line at start, not an error on every page."""
     text = settings.text
+    if text.parquet_index and importlib.util.find_spec("pyarrow") is None:
+        raise ConfigError(
+            "text.parquet_index", "the Parquet index needs pyarrow: pip install 'headway[text]'"
+        )
     if not text.text:
         return
     for name in _TEXT_PACKAGES[text.text_mode]:

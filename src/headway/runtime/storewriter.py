@@ -17,7 +17,11 @@ processes extracted gets a ``conversion`` record in ``text/text-*.warc.gz``, rig
 its response record and flushed with it; the crawl log says what became of the text
 (``text``) and, with the index, the page's languages (``languages``). Revisit records
 get none (their text is the earlier capture's). At start-up the newest text file's torn
-tail is cut, as the WARC files' are."""
+tail is cut, as the WARC files' are.
+
+With ``--parquet-index``, every record's row goes to the Parquet index in ``index/``
+(``store/parquetindex.py``), cut into parts after batches are flushed; at start-up the
+rows a crash kept from a part are rebuilt from the crawl log and the WARC files."""
 
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ from headway.settings import Settings
 from headway.store.cdxj import CdxjWriter
 from headway.store.cdxjsort import discard_leftovers, sort_index
 from headway.store.crawllog import CrawlLog, CrawlLogEntry
+from headway.store.parquetindex import ParquetIndex, repair_index
 from headway.store.recovery import recover_store, recover_warc_files
 from headway.store.warc import (
     EarlierCapture,
@@ -99,6 +104,7 @@ class StoreWriter:
         self._cdxj: CdxjWriter | None = None
         self._log: CrawlLog | None = None
         self._text: WarcWriter | None = None  # the text output, with --text
+        self._index: ParquetIndex | None = None  # with --parquet-index
         self._last_sync = 0.0
 
     async def open(self) -> None:
@@ -141,6 +147,10 @@ class StoreWriter:
         self._cdxj = CdxjWriter(p.cdxj)
         self._log = CrawlLog(p.crawl_log)
         self._open_text()
+        if s.text.parquet_index:
+            prefix = p.warc_prefix(s.store.warc_prefix)
+            repair_index(p.index_dir, prefix, p.crawl_log, p.warc_dir)
+            self._index = ParquetIndex(p.index_dir, prefix)
 
     def _open_text(self) -> None:
         """Repair the newest text file (also without --text: a crawl may have had it),
@@ -204,7 +214,10 @@ class StoreWriter:
             if self._plan_revisit is not None and isinstance(work, FetchedPage):
                 plan = self._plan_revisit(work, rec)
             plans.append(plan)
-            self._log.write(log_entry(work, note, rec, plan, text))
+            entry = log_entry(work, note, rec, plan, text)
+            self._log.write(entry)
+            if self._index is not None and rec is not None:
+                self._index.add(entry, rec.length)
             if not isinstance(work, RobotsAnswer):
                 self._crash_point(CrashPoint.LOG_WRITTEN)
         # Written to the OS before the batch is settled: that is what survives kill -9.
@@ -218,6 +231,8 @@ class StoreWriter:
         self._log.flush(sync=sync)
         if self._text is not None:
             self._text.flush(sync=sync)
+        if self._index is not None:  # a part is cut only from lines handed to the OS
+            self._index.flushed(self._paths.crawl_log.stat().st_size)
         crashpoints.reached(CrashPoint.STORE_FLUSHED)
         return plans
 
@@ -280,6 +295,8 @@ class StoreWriter:
         for w in (self._warc, self._text, self._cdxj, self._log):
             if w is not None:
                 w.close()
+        if self._index is not None:
+            self._index.flushed(self._paths.crawl_log.stat().st_size, final=True)
         if self._cdxj is not None:
             # appended in capture order while running; sorted once here, so replay tools
             # can binary-search it as written

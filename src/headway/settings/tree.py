@@ -287,6 +287,11 @@ class TextSettings:
         "signals reserve it (robots.txt Content-Signal, TDMRep, noai); any: write all",
         choices=("ai-train", "ai-input", "search", "any"),
     )
+    parquet_index: bool = _opt(
+        False,
+        "write a Parquet index of the WARC records in index/ (Common Crawl's column "
+        "names; DuckDB reads index/*.parquet as one table; needs headway[text])",
+    )
 
 
 @dataclass(frozen=True, slots=True)
