@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
             from headway.cli.demo import demo_command
 
             return demo_command(args, run_node=_run_node, setup_logging=_setup_logging)
+        if args.command == "extract":
+            from headway.cli.extract import extract_command
+
+            return extract_command(args)
         if args.command == "simweb":
             from headway.testing.serve import simweb_command
 

@@ -17,7 +17,18 @@ _SHORT = {"out": "-o", "quiet": "-q"}
 #: The control commands (``cli/control.py``).
 CONTROLS = ("pause", "resume", "stop", "seed", "opt-out", "host")
 #: The commands ``headway --help`` lists (``bench-crawl`` is internal).
-COMMANDS = ("demo", "crawl", "node", "status", "console", "report", *CONTROLS, "simweb", "bench")
+COMMANDS = (
+    "demo",
+    "crawl",
+    "node",
+    "status",
+    "console",
+    "report",
+    *CONTROLS,
+    "extract",
+    "simweb",
+    "bench",
+)
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     from headway.cli.demo import add_demo_parser
 
     add_demo_parser(add_parser)
+    from headway.cli.extract import add_extract_parser
+
+    add_extract_parser(add_parser)
     crawl = add_parser(
         "crawl",
         help="crawl outward from seeds into a crawl directory",

@@ -160,6 +160,16 @@ def _write_part(directory: Path, prefix: str, rows: list[dict[str, Any]], log_en
     return path
 
 
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    """``rows`` as one whole Parquet file at ``path`` (written aside, then renamed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(pa.Table.from_pylist(rows, schema=_schema()), tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
 def covered(directory: Path, prefix: str) -> int:
     """The crawl-log bytes this prefix's parts cover (0: none)."""
     import pyarrow.parquet as pq
