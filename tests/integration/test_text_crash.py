@@ -1,7 +1,8 @@
-"""A crawl with ``--text`` killed at the crash points around the text record, then the
-same command again: the text files are whole records only (a torn tail is cut at the
-next start), every text record refers to a response record in the WARC files, none is
-there twice, and every page the crawl log last says was written has its text record."""
+"""A crawl with ``--text`` and ``--outlinks`` killed at the crash points around the text
+record, then the same command again: the text and outlinks files are whole records only
+(a torn tail is cut at the next start), every text and outlinks record refers to a
+response record in the WARC files, none is there twice, and every page the crawl log
+last says was written has its text record."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_text_output_survives_a_crash(tmp_path: Path, point: CrashPoint) -> None
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("\n".join(web.seeds()) + "\n")
         out = tmp_path / "crawl"
-        argv = [*_argv(seeds, out), "--text"]
+        argv = [*_argv(seeds, out), "--text", "--outlinks"]
         _crash(argv, f"{point}:{CASES[point]}")
         in_flight = _leased(out)
         texts = sorted((out / "text").glob("*.warc.gz"))
@@ -62,8 +63,11 @@ def test_text_output_survives_a_crash(tmp_path: Path, point: CrashPoint) -> None
             texts[-1].write_bytes(whole + whole[len(whole) // 2 :][:200])
         _finish(argv)
         check_crawl_dir(out, web, web.log, web.expected_pages(TOKEN), in_flight)
-    for path in (out / "text").glob("*.warc.gz"):
+    for path in [*(out / "text").glob("*.warc.gz"), *(out / "outlinks").glob("*.warc.gz")]:
         assert complete_gzip_prefix(path) == path.stat().st_size, path.name
+    outlinks = _ids(out / "outlinks", "metadata", "WARC-Refers-To")
+    assert outlinks and set(outlinks) <= set(_ids(out / "warc", "response", "WARC-Record-ID"))
+    assert max(Counter(outlinks).values()) == 1
     responses = set(_ids(out / "warc", "response", "WARC-Record-ID"))
     refers = _ids(out / "text", "conversion", "WARC-Refers-To")
     assert refers and set(refers) <= responses

@@ -130,3 +130,28 @@ async def test_content_signal_is_recorded_and_honoured(tmp_path: Path, use: str)
         if h.get_header("WARC-Type") == "response"
     }
     assert {e["url"] for e in mine} <= responses
+
+
+async def test_outlinks_records_name_every_link_followed(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    async with SimWeb(_spec()) as web:
+        summary = await Node(crawl_settings(out, outlinks=True), web.seeds()).run()
+        assert summary.stopped_by == "finished"
+    assert not (out / "text").exists()  # outlinks without text
+    log = read_crawl_log(out)
+    pages = [e for e in log if e["status"] == 200 and e["handler"] == "html" and not e["revisit"]]
+    metas = [r for r in _records(out / "outlinks") if r[1].get_header("WARC-Type") == "metadata"]
+    by_ref = {h.get_header("WARC-Refers-To"): (h, json.loads(body)) for _, h, body in metas}
+    assert len(by_ref) == len(metas) == len(pages)
+    discovered = 0
+    for e in pages:
+        headers, found = by_ref[_response_id(out, e["warc_file"], e["warc_offset"])]
+        assert headers.get_header("Content-Type") == "application/json"
+        assert headers.get_header("WARC-Target-URI") == e["url"]
+        urls = {link["url"] for link in found["links"]}
+        assert all(link["text"] is not None for link in found["links"])
+        # every URL first discovered on this page is among its outlinks
+        found_here = {x["url"] for x in log if x.get("via") == e["url"] and x["depth"] > 0}
+        assert found_here <= urls, found_here - urls
+        discovered += len(found_here)
+    assert discovered > 10

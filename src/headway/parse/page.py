@@ -28,6 +28,10 @@ Contract of ``parse_page(url, body, ...)``:
   decoded document, its depth checked on the tree parsed here), the ISO 639-3 codes of
   its language (``headway.parse.language``), and why there is no text when extraction
   was refused or failed (links and directives are reported all the same).
+- ``outlinks``: only when asked (the outlinks output, ``--outlinks``): every ``<a>`` and
+  ``<area>`` of the tree as written (href, canonical URL, anchor text, ``rel``; nofollow
+  and duplicates kept, at most ``max_links``), the canonical link, the ``hreflang``
+  alternates and the meta robots values (``Outlinks``).
 - Never raises: bad bytes, bad markup or an empty body give a (possibly empty) result;
   header directives and the charset are reported even then.
 
@@ -60,7 +64,16 @@ from headway.urls.canonical import (
     canonicalize_links,
 )
 
-__all__ = ["ParseTask", "ParsedPage", "is_html", "parse_page", "parse_task", "parse_tree"]
+__all__ = [
+    "Outlink",
+    "Outlinks",
+    "ParseTask",
+    "ParsedPage",
+    "is_html",
+    "parse_page",
+    "parse_task",
+    "parse_tree",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +83,10 @@ MAX_HREF_CHARS = 8192
 HREF_SCAN_FACTOR = 4
 #: Titles are cut to this many characters.
 MAX_TITLE_CHARS = 1024
+#: Anchor texts are cut to this many characters (outlinks output).
+MAX_ANCHOR_CHARS = 256
+#: hreflang alternates and meta robots values kept per page (outlinks output).
+MAX_ALTERNATES = 64
 #: How much of a body ``is_html`` sniffs when there is no Content-Type.
 SNIFF_BYTES = 1024
 
@@ -90,6 +107,30 @@ class LinkHint:
     url: str
     lastmod: float | None = None
     changefreq: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outlink:
+    """One ``<a href>`` or ``<area href>`` as written: the href, its absolute canonical
+    URL (None when it does not canonicalize), its anchor text (white space collapsed, at
+    most ``MAX_ANCHOR_CHARS``) and its ``rel``."""
+
+    href: str
+    url: str | None
+    text: str
+    rel: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Outlinks:
+    """What Common Crawl's WAT files carry of a page for web-graph work: every link (at
+    most ``max_links``, in document order, duplicates kept), ``<link rel=canonical>``,
+    the ``hreflang`` alternates (language, canonical URL) and the meta robots values."""
+
+    links: tuple[Outlink, ...]
+    canonical: str | None
+    hreflang: tuple[tuple[str, str], ...]
+    meta_robots: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +175,7 @@ class ParsedPage:
     noai: bool = False
     noimageai: bool = False
     tdm_reservation: str | None = None
+    outlinks: Outlinks | None = None  # with ``outlinks`` asked (the outlinks output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +195,7 @@ class ParseTask:
     truncated: str | None = None  # why the fetch cut the body, if it did
     max_document: int = 50 * 1024 * 1024  # a document's bytes once unpacked (gzip), at most
     text_mode: TextMode | None = None  # the text output's mode, None: no text (--text)
+    outlinks: bool = False  # collect the outlinks output (--outlinks)
 
 
 def parse_task(args: ParseTask) -> ParsedPage:
@@ -166,6 +209,7 @@ def parse_task(args: ParseTask) -> ParsedPage:
         options=args.options,
         max_links=args.max_links,
         text_mode=args.text_mode,
+        outlinks=args.outlinks,
     )
 
 
@@ -218,16 +262,31 @@ class _Scan:
     title: str | None = None
     feeds: list[str] | None = None
     tdm: str | None = None  # <meta name="tdm-reservation" content>
+    # the outlinks output only (None: not asked)
+    anchors: list[tuple[str, str, str | None]] | None = None
+    canonical: str | None = None
+    hreflang: list[tuple[str, str]] | None = None
+    meta_robots: list[str] | None = None
 
 
-def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan:
+def _scan(
+    tree: LexborHTMLParser, robots: RobotsDirectives, token: str, outlinks: bool = False
+) -> _Scan:
     scan = _Scan(hrefs=[], robots=robots)
+    if outlinks:
+        scan.anchors, scan.hreflang, scan.meta_robots = [], [], []
+    anchors = scan.anchors
     hrefs = scan.hrefs
     for node in tree.css(_SELECTOR):
         tag = node.tag
         attrs = node.attributes  # one dict per node: cheaper than two look-ups
         if tag == "a" or tag == "area":
             hrefs.append((attrs.get("href") or "", _has_nofollow(attrs.get("rel"))))
+            if anchors is not None:
+                words = " ".join(node.text(deep=True).split())[:MAX_ANCHOR_CHARS]
+                if tag == "area":
+                    words = words or (attrs.get("alt") or "")[:MAX_ANCHOR_CHARS]
+                anchors.append((attrs.get("href") or "", words, attrs.get("rel")))
         elif tag == "meta":
             content = attrs.get("content") or ""
             name = attrs.get("name")
@@ -235,6 +294,8 @@ def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan
                 name = name.strip().lower()
                 if name in ("robots", token):
                     scan.robots = scan.robots.merge(robots_content(content))
+                    if scan.meta_robots is not None and len(scan.meta_robots) < MAX_ALTERNATES:
+                        scan.meta_robots.append(content.strip()[:MAX_TITLE_CHARS])
                 elif name == "tdm-reservation" and scan.tdm is None:
                     scan.tdm = content.strip()[:16]
             equiv = attrs.get("http-equiv")
@@ -256,8 +317,15 @@ def _scan(tree: LexborHTMLParser, robots: RobotsDirectives, token: str) -> _Scan
 
 
 def _scan_link(scan: _Scan, attrs: dict[str, str | None]) -> None:
-    """Collect ``<link rel=alternate type=application/rss+xml|atom+xml href>``."""
+    """Collect ``<link rel=alternate type=application/rss+xml|atom+xml href>`` (and for
+    the outlinks output ``rel=canonical`` and ``hreflang`` alternates)."""
     rel = (attrs.get("rel") or "").lower().split()
+    if scan.hreflang is not None:
+        if "canonical" in rel and scan.canonical is None:
+            scan.canonical = attrs.get("href") or ""
+        lang = attrs.get("hreflang")
+        if "alternate" in rel and lang and len(scan.hreflang) < MAX_ALTERNATES:
+            scan.hreflang.append((lang.strip()[:32], attrs.get("href") or ""))
     kind = (attrs.get("type") or "").split(";", 1)[0].strip().lower()
     if "alternate" not in rel or kind not in FEED_TYPES:
         return
@@ -292,13 +360,14 @@ def _parse(
     options: CanonOptions,
     max_links: int,
     text_mode: TextMode | None = None,
+    outlinks: bool = False,
 ) -> ParsedPage:
     charset = detect_charset(content_type, body)
     text = decode_body(body, charset)
     if not text or text.isspace():  # isspace stops at the first visible character
         return _empty(charset, header)
     tree = parse_tree(text)
-    scan = _scan(tree, header, robots_token.strip().lower())
+    scan = _scan(tree, header, robots_token.strip().lower(), outlinks)
 
     base_href = canonicalize(scan.base, url or None, options) if scan.base is not None else None
     base = base_href or url
@@ -341,6 +410,29 @@ def _parse(
         noai=scan.robots.noai,
         noimageai=scan.robots.noimageai,
         tdm_reservation=scan.tdm,
+        outlinks=_outlinks(scan, base, options, max_links) if outlinks else None,
+    )
+
+
+def _resolve(href: str, base: str, options: CanonOptions) -> str | None:
+    if len(href) > MAX_HREF_CHARS:
+        return None
+    return canonicalize(href, base or None, options)
+
+
+def _outlinks(scan: _Scan, base: str, options: CanonOptions, max_links: int) -> Outlinks:
+    """The outlinks output of one page: its links as written, resolved (bounded as the
+    followed links are)."""
+    anchors = (scan.anchors or [])[: max(0, max_links)]
+    return Outlinks(
+        links=tuple(Outlink(h, _resolve(h, base, options), t, r) for h, t, r in anchors),
+        canonical=_resolve(scan.canonical, base, options) if scan.canonical else None,
+        hreflang=tuple(
+            (lang, url)
+            for lang, href in scan.hreflang or []
+            if (url := _resolve(href, base, options)) is not None
+        ),
+        meta_robots=tuple(scan.meta_robots or ()),
     )
 
 
@@ -368,12 +460,15 @@ def parse_page(
     options: CanonOptions = DEFAULT_OPTIONS,
     max_links: int = 10_000,
     text_mode: TextMode | None = None,
+    outlinks: bool = False,
 ) -> ParsedPage:
     """Links and page-level directives of one HTML page (and its text, with a
-    ``text_mode``); never raises."""
+    ``text_mode``; its outlinks, with ``outlinks``); never raises."""
     header = x_robots_tag_directives(x_robots_tag, robots_token)
     try:
-        return _parse(url, body, content_type, header, robots_token, options, max_links, text_mode)
+        return _parse(
+            url, body, content_type, header, robots_token, options, max_links, text_mode, outlinks
+        )
     except Exception:  # the contract is "never raises": a page must not kill a worker
         logger.warning("parse failed for %s", url, exc_info=True)
         return _empty("utf-8", header)

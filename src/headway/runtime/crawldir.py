@@ -10,6 +10,7 @@ Layout (format version ``CRAWL_FORMAT_VERSION``)::
     <out>/warc/*.warc.gz      WARC/1.1 files
     <out>/text/text-*.warc.gz the text output (--text): WARC conversion records
     <out>/index/*.parquet     the Parquet index (--parquet-index)
+    <out>/outlinks/outlinks-*.warc.gz  each page's links (--outlinks): WARC metadata records
     <out>/index.cdxj          CDXJ index of the WARC records
     <out>/crawl.log.jsonl     one JSON line per fetch
     <out>/metrics.jsonl       periodic pressure metrics
@@ -111,6 +112,11 @@ class CrawlPaths:
     def text_dir(self) -> Path:
         """The text output's WARC files (``--text``)."""
         return self.root / "text"
+
+    @property
+    def outlinks_dir(self) -> Path:
+        """The outlinks output (``--outlinks``)."""
+        return self.root / "outlinks"
 
     @property
     def index_dir(self) -> Path:

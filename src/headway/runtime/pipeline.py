@@ -147,6 +147,7 @@ class Pipeline:
                         truncated=res.truncated,
                         max_document=s.fetch.max_document_bytes,
                         text_mode=text_mode if work.handler in (None, "html") else None,
+                        outlinks=s.text.outlinks and work.handler in (None, "html"),
                     )
                 )
             del res

@@ -32,8 +32,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import cast
 
+import orjson
+
 from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
+from headway.parse.page import Outlinks
 from headway.policy.aiuse import Use, reserved
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.stats import StoreStats
@@ -105,6 +108,7 @@ class StoreWriter:
         self._log: CrawlLog | None = None
         self._text: WarcWriter | None = None  # the text output, with --text
         self._index: ParquetIndex | None = None  # with --parquet-index
+        self._outlinks: WarcWriter | None = None  # with --outlinks
         self._last_sync = 0.0
 
     async def open(self) -> None:
@@ -156,11 +160,21 @@ class StoreWriter:
         """Repair the newest text file (also without --text: a crawl may have had it),
         and open the text output when it is on."""
         p, s = self._paths, self._settings
-        if p.text_dir.is_dir():
-            newest = _newest(p.text_dir)
-            _, cut, _ = recover_warc_files([newest] if newest is not None else [])
-            if any(cut.values()):
-                log.warning("recovered the text output after an unclean stop: cut %s", cut)
+        for directory in (p.text_dir, p.outlinks_dir):
+            if directory.is_dir():
+                newest = _newest(directory)
+                _, cut, _ = recover_warc_files([newest] if newest is not None else [])
+                if any(cut.values()):
+                    log.warning("recovered %s/ after an unclean stop: cut %s", directory.name, cut)
+        if s.text.outlinks:
+            self._outlinks = WarcWriter(
+                p.outlinks_dir,
+                prefix="outlinks-" + p.warc_prefix(s.store.warc_prefix),
+                max_file_size=s.store.warc_max_size,
+                software=f"headway/{__version__}",
+                info={"description": "links, canonical, hreflang and meta robots of HTML pages"},
+                compress_level=s.store.warc_gzip_level,
+            )
         if not s.text.text:
             return
         self._text = WarcWriter(
@@ -208,6 +222,7 @@ class StoreWriter:
                 )
                 self._crash_point(CrashPoint.WARC_WRITTEN)
                 text = self._write_text(work, rec)
+                self._write_outlinks(work, rec)
                 self._cdxj.append(work.result, rec, _languages(work))
                 self._crash_point(CrashPoint.CDXJ_WRITTEN)
             plan = None
@@ -229,12 +244,28 @@ class StoreWriter:
         self._warc.flush(sync=sync)
         self._cdxj.flush(sync=sync)
         self._log.flush(sync=sync)
-        if self._text is not None:
-            self._text.flush(sync=sync)
+        for derived in (self._text, self._outlinks):
+            if derived is not None:
+                derived.flush(sync=sync)
         if self._index is not None:  # a part is cut only from lines handed to the OS
             self._index.flushed(self._paths.crawl_log.stat().st_size)
         crashpoints.reached(CrashPoint.STORE_FLUSHED)
         return plans
+
+    def _write_outlinks(self, work: Work, rec: WrittenRecord) -> None:
+        """The outlinks record of an HTML page answered 200 (not a revisit)."""
+        if self._outlinks is None or not isinstance(work, FetchedPage) or rec.revisit:
+            return
+        parsed, res = work.parsed, work.result
+        if parsed is None or parsed.outlinks is None or res.status != 200:
+            return
+        self._outlinks.write_metadata(
+            url=res.url,
+            date=warc_date(res.started_at),
+            refers_to=rec.record_id,
+            payload=outlinks_json(parsed.outlinks),
+            content_type="application/json",
+        )
 
     def _write_text(self, work: Work, rec: WrittenRecord) -> str | None:
         """The text record of one page, when it has one to write; what became of its
@@ -265,7 +296,7 @@ class StoreWriter:
         """Die here if ``point`` is armed, with everything written so far handed to the
         OS first (what a filled buffer could have written): the worst case on disk."""
         if crashpoints.hit(point):
-            for w in (self._warc, self._text, self._cdxj, self._log):
+            for w in (self._warc, self._text, self._outlinks, self._cdxj, self._log):
                 if w is not None:
                     w.flush(sync=False)
             crashpoints.crash()
@@ -292,7 +323,7 @@ class StoreWriter:
         self._worker.shutdown()
 
     def _close(self) -> None:
-        for w in (self._warc, self._text, self._cdxj, self._log):
+        for w in (self._warc, self._text, self._outlinks, self._cdxj, self._log):
             if w is not None:
                 w.close()
         if self._index is not None:
@@ -369,6 +400,20 @@ def log_entry(
         languages=_languages(work) or None,
         text=text,
         **_signal_fields(work),
+    )
+
+
+def outlinks_json(found: Outlinks) -> bytes:
+    """The outlinks record's payload (docs/outputs.md)."""
+    return orjson.dumps(
+        {
+            "links": [
+                {"href": o.href, "url": o.url, "text": o.text, "rel": o.rel} for o in found.links
+            ],
+            "canonical": found.canonical,
+            "hreflang": [{"lang": lang, "url": url} for lang, url in found.hreflang],
+            "meta_robots": list(found.meta_robots),
+        }
     )
 
 

@@ -287,6 +287,11 @@ class TextSettings:
         "signals reserve it (robots.txt Content-Signal, TDMRep, noai); any: write all",
         choices=("ai-train", "ai-input", "search", "any"),
     )
+    outlinks: bool = _opt(
+        False,
+        "write each HTML page's links (anchor text, rel), canonical, hreflang and meta "
+        "robots as WARC metadata records (JSON) in outlinks/outlinks-*.warc.gz",
+    )
     parquet_index: bool = _opt(
         False,
         "write a Parquet index of the WARC records in index/ (Common Crawl's column "
