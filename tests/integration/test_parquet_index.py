@@ -60,6 +60,9 @@ async def test_index_rows_read_back_and_duckdb_reads_them(tmp_path: Path) -> Non
     assert {r["warc_record_type"] for r in rows} == {"response", "revisit"}
     pages = [r for r in rows if r["content_mime_type"] == "text/html" and r["fetch_status"] == 200]
     assert pages and all(r["content_languages"] for r in pages)
+    assert all(isinstance(r["priority"], int) for r in pages)
+    by_url = {e["url"]: e for e in read_crawl_log(out) if e["warc_file"]}
+    assert all(r["priority"] == by_url[r["url"]]["priority"] for r in pages)
     cdxj = (out / "index.cdxj").read_text().splitlines()
     assert len(rows) == len(cdxj)
     duckdb = pytest.importorskip("duckdb")
@@ -73,7 +76,10 @@ async def test_index_rows_read_back_and_duckdb_reads_them(tmp_path: Path) -> Non
 
 
 CASES = {
+    CrashPoint.WARC_PARTIAL: 6,
+    CrashPoint.CDXJ_WRITTEN: 6,
     CrashPoint.LOG_WRITTEN: 6,
+    CrashPoint.SETTLED: 2,
     CrashPoint.STORE_FLUSHED: 2,
     CrashPoint.INDEX_PART_TMP: 1,
     CrashPoint.STORE_CLOSED: 1,

@@ -221,7 +221,7 @@ def _row(
     row = row_of(entry, int(it.get_record_length()))
     row["warc_filename"] = job.source.name  # the file read, beside which the index is
     row["warc_record_offset"] = int(it.get_record_offset())
-    for key in ("depth", "outcome"):
+    for key in ("depth", "outcome", "priority"):
         row[key] = None  # not known outside a crawl
     return row
 

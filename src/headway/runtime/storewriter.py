@@ -229,7 +229,7 @@ class StoreWriter:
             if self._plan_revisit is not None and isinstance(work, FetchedPage):
                 plan = self._plan_revisit(work, rec)
             plans.append(plan)
-            entry = log_entry(work, note, rec, plan, text)
+            entry = log_entry(work, note, rec, plan, text, priority=self._index is not None)
             self._log.write(entry)
             if self._index is not None and rec is not None:
                 self._index.add(entry, rec.length)
@@ -340,9 +340,12 @@ def log_entry(
     rec: WrittenRecord | None,
     plan: Revisit | None = None,
     text: str | None = None,
+    *,
+    priority: bool = False,
 ) -> CrawlLogEntry:
     """The crawl-log line of one item (``rec``: its WARC record, when written; ``plan``:
-    its next revisit, recrawl; ``text``: what became of its text, with --text)."""
+        its next revisit, recrawl; ``text``: what became of its text, with --text; ``priority``:
+    write the URL's frontier priority, for the Parquet index)."""
     if isinstance(work, SkippedUrl):
         skipped = work.lease
         return CrawlLogEntry(
@@ -400,6 +403,7 @@ def log_entry(
         languages=_languages(work) or None,
         text=text,
         **_signal_fields(work),
+        priority=lease.priority if priority and lease is not None else None,
     )
 
 

@@ -55,12 +55,13 @@ class CrawlLogEntry:
     ai_train: str | None = None
     ai_input: str | None = None
     search: str | None = None
+    priority: int | None = None  # the URL's frontier priority (with --parquet-index)
 
 
 #: Keys left out of a line when their value is None, so that a crawl without the
 #: outputs that fill them writes the lines it always wrote.
 SIGNALS = frozenset({"ai_train", "ai_input", "search"})
-OPTIONAL = frozenset({"languages", "text"}) | SIGNALS
+OPTIONAL = frozenset({"languages", "text", "priority"}) | SIGNALS
 
 _FIELDS = tuple(f.name for f in fields(CrawlLogEntry))
 

@@ -71,6 +71,7 @@ def _schema() -> Any:
             ("warc_record_type", s),
             # headway's own
             ("depth", i32),
+            ("priority", i32),
             ("via", s),
             ("outcome", s),
             ("simhash", s),
@@ -116,6 +117,7 @@ def row_of(entry: CrawlLogEntry, length: int) -> dict[str, Any]:
         "warc_record_length": length,
         "warc_record_type": "revisit" if entry.revisit else "response",
         "depth": entry.depth,
+        "priority": entry.priority,
         "via": entry.via,
         "outcome": entry.outcome,
         "simhash": entry.simhash,
