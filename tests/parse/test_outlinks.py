@@ -40,3 +40,13 @@ def test_not_collected_unless_asked_and_bounded_by_max_links() -> None:
     many = b"<body>" + b"".join(b'<a href="/p%d">%d</a>' % (i, i) for i in range(500))
     found = parse_page("https://example.com/", many, outlinks=True, max_links=100).outlinks
     assert found is not None and len(found.links) == 100
+
+
+def test_a_page_of_100000_links_is_bounded() -> None:
+    import time
+
+    html = ("<body>" + "".join(f'<a href="/p{i}">link {i}</a> ' for i in range(100_000))).encode()
+    started = time.process_time()
+    found = parse_page("https://example.com/", html, outlinks=True).outlinks
+    assert found is not None and len(found.links) == 10_000  # max_links
+    assert time.process_time() - started < 3.0
