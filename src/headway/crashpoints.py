@@ -33,11 +33,13 @@ class CrashPoint(StrEnum):
     FETCHED = "fetched"  # a page fetched, not yet handed to parse or store
     WARC_PARTIAL = "warc-partial"  # half of a page's WARC records written
     WARC_WRITTEN = "warc-written"  # a page's WARC records written, its index line not
+    TEXT_WRITTEN = "text-written"  # its text record written (--text), its index line not
     CDXJ_WRITTEN = "cdxj-written"  # its index line written, its crawl-log line not
     LOG_WRITTEN = "log-written"  # its crawl-log line written, the batch not flushed
     WARC_ROTATED = "warc-rotated"  # a full WARC file closed, the next one not opened
     # one batch
     STORE_FLUSHED = "store-flushed"  # a batch flushed to the OS, not yet settled
+    INDEX_PART_TMP = "index-part-tmp"  # a Parquet index part written aside, not renamed
     SETTLED = "settled"  # a settle transaction committed
     # any frontier transaction (add, lease, settle)
     FRONTIER_UNCOMMITTED = "frontier-uncommitted"  # its writes made, COMMIT not yet run

@@ -40,3 +40,11 @@ class ControlError(HeadwayError):
 class ExportError(HeadwayError):
     """A crawl cannot be packaged (``headway export``): a directory that is missing, not a
     crawl directory, of another crawl, or an output that cannot be written."""
+
+
+class TextRefused(HeadwayError):
+    """A page's text is not extracted (nested too deeply to extract within bounds)."""
+
+
+class TextUnavailable(HeadwayError):
+    """A text mode needs a package that is not installed; the message names it."""

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from headway.store.crawllog import (
+    OPTIONAL,
     CrawlLog,
     CrawlLogEntry,
     format_entry,
@@ -67,7 +68,8 @@ def test_entries_round_trip_through_the_file(tmp_path: Path) -> None:
     log2.close()
     lines = path.read_text().splitlines()
     assert [parse_entry(line) for line in lines] == [FULL, FAILED, FULL]
-    names = [f.name for f in dataclasses.fields(CrawlLogEntry)]
+    # the output fields of docs/outputs.md are left out while they are None
+    names = [f.name for f in dataclasses.fields(CrawlLogEntry) if f.name not in OPTIONAL]
     for line in lines:
         assert list(json.loads(line)) == names
     first = json.loads(lines[0])
@@ -125,3 +127,20 @@ def test_text_that_is_not_valid_unicode_still_makes_a_line() -> None:
     line = format_entry(entry)
     assert line.endswith("\n") and line.count("\n") == 1
     assert parse_entry(line) == entry
+
+
+def test_output_fields_are_written_when_known(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.log.jsonl"
+    log = CrawlLog(path)
+    entry = dataclasses.replace(FULL, languages=("deu", "nld"), text="written")
+    log.write(entry)
+    log.close()
+    line = path.read_text()
+    keys = list(json.loads(line))
+    # the signals are there, null included, where the text verdict is
+    assert keys[-5:] == ["languages", "text", "ai_train", "ai_input", "search"]
+    assert json.loads(line)["languages"] == ["deu", "nld"]
+    assert json.loads(line)["ai_train"] is None
+    assert parse_entry(line) == entry
+    reserved = dataclasses.replace(FULL, ai_train="no")  # a signal without a verdict
+    assert list(json.loads(format_entry(reserved)))[-1] == "ai_train"

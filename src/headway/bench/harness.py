@@ -102,6 +102,7 @@ def bench_settings(
     max_duration: float = 0.0,
     suffix: str = "sim",
     http_client: str = "aiohttp",
+    text: str = "off",
 ) -> Settings:
     """Speed-test settings: the simulated web's names to loopback; with ``gap`` 0 no
     politeness gap and up to 8 requests per host, else that gap and one request per
@@ -120,6 +121,8 @@ def bench_settings(
         "max_duration": max_duration,
         "http_client": http_client,
     }
+    if text != "off":
+        values.update(text=True, text_mode=text)
     if ca_file is not None:
         values["ca_file"] = str(ca_file)
     return build_settings(values)
@@ -142,6 +145,7 @@ class BenchCase:
     resumption: bool = True  # over HTTPS: the server accepts TLS session resumption
     round: int = 0  # which repetition of the case (``--repeat``): not part of its name
     client: str = "aiohttp"  # the crawler's HTTP client (``fetch.http_client``)
+    text: str = "off"  # the text output's mode (``--text``), off: none
 
     @property
     def name(self) -> str:
@@ -149,6 +153,7 @@ class BenchCase:
         variant += f" idle {self.idle:g}s" if self.idle else ""
         variant += "" if self.resumption else " no-resume"
         variant += "" if self.client == "aiohttp" else f" {self.client}"
+        variant += "" if self.text == "off" else f" text {self.text}"
         base = f"{self.scheme} gap {self.gap:g}s {self.size}x{variant}"
         return base + (" before" if self.src else "")
 
@@ -301,6 +306,7 @@ def _run_case(case: BenchCase, server: _Server, tmp: Path) -> BenchResult:
         "ca_file": str(server.ca_file) if server.ca_file else None,
         "seconds": case.seconds,
         "http_client": case.client,
+        "text": case.text,
     }
     argv = [sys.executable, "-m", "headway.cli", "bench-crawl", json.dumps(config)]
     before, resumed_before, full_before = server.connections()
@@ -394,6 +400,7 @@ def crawl_child(config: dict[str, Any]) -> dict[str, Any]:
         max_duration=float(config["seconds"]),
         suffix=SUFFIX,
         http_client=str(config.get("http_client", "aiohttp")),
+        text=str(config.get("text", "off")),
     )
     port, scheme = int(config["port"]), str(config["scheme"])
     seeds = [f"{scheme}://site{i}.{SUFFIX}:{port}/" for i in range(int(config["hosts"]))]

@@ -138,6 +138,10 @@ def _run_command(args: argparse.Namespace) -> int:
         from headway.cli.export import export_command
 
         return export_command(args)
+    if args.command == "extract":
+        from headway.cli.extract import extract_command
+
+        return extract_command(args)
     if args.command == "why":
         from headway.cli.why import why_command
 
@@ -449,6 +453,7 @@ def _bench(args: argparse.Namespace) -> int:
             resumption=resumption == "on",
             round=n,
             client=client,
+            text=text,
         )
         for n in range(args.repeat)
         for size in sizes
@@ -456,6 +461,7 @@ def _bench(args: argparse.Namespace) -> int:
         for resumption in (dict.fromkeys(args.tls_resumption) if scheme == "https" else ["on"])
         for gap in args.gaps
         for client in dict.fromkeys(args.http_client)
+        for text in dict.fromkeys(args.text)
         for src in ([args.before_src, None] if args.before_src else [None])
     ]
     results = run_bench(cases)

@@ -26,6 +26,7 @@ COMMANDS = (
     "console",
     "report",
     "export",
+    "extract",
     "why",
     *CONTROLS,
     "drop-crawl",
@@ -82,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     from headway.cli.demo import add_demo_parser
 
     add_demo_parser(add_parser)
+    from headway.cli.extract import add_extract_parser
+
+    add_extract_parser(add_parser)
     crawl = add_parser(
         "crawl",
         usage="%(prog)s SEEDS --user-agent UA [--out DIR] [--config TOML] [SETTING FLAGS]",
@@ -259,6 +263,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=["aiohttp"],
         help="the crawler's HTTP client (curl needs the curl extra); one case each, and "
         "the ratio aiohttp / curl",
+    )
+    bench.add_argument(
+        "--text",
+        nargs="+",
+        choices=["off", "main", "all", "accurate"],
+        default=["off"],
+        help="the text output (--text, in this mode; docs/outputs.md); one case each",
     )
     bench.add_argument(
         "--before-src",

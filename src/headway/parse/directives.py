@@ -4,7 +4,8 @@ Contract:
 
 - ``robots_content(content)``: the directives of one ``<meta name="robots">`` content value.
   Directives are separated by commas (whitespace is accepted too); ``none`` means
-  ``noindex`` plus ``nofollow``; unknown directives are ignored; case does not matter.
+  ``noindex`` plus ``nofollow``; ``noai`` and ``noimageai`` are kept as AI-use signals
+  (``headway.policy.aiuse``); unknown directives are ignored; case does not matter.
 - ``x_robots_tag(value, robots_token)``: the directives of an ``X-Robots-Tag`` response
   header that apply to ``robots_token``. A directive may be prefixed by a user agent
   (``googlebot: noindex``); the prefix applies to it and to the directives after it in the
@@ -30,11 +31,18 @@ class RobotsDirectives:
 
     noindex: bool = False
     nofollow: bool = False
+    noai: bool = False  # an AI-use signal (policy/aiuse.py), not an access rule
+    noimageai: bool = False
 
     def merge(self, other: RobotsDirectives) -> RobotsDirectives:
-        if (other.noindex <= self.noindex) and (other.nofollow <= self.nofollow):
+        if other in (NO_DIRECTIVES, self):
             return self
-        return RobotsDirectives(self.noindex or other.noindex, self.nofollow or other.nofollow)
+        return RobotsDirectives(
+            self.noindex or other.noindex,
+            self.nofollow or other.nofollow,
+            self.noai or other.noai,
+            self.noimageai or other.noimageai,
+        )
 
 
 NO_DIRECTIVES = RobotsDirectives()
@@ -47,7 +55,13 @@ _SEPARATORS = re.compile(r"[\s,]+")
 _ASCII_WHITESPACE = " \t\n\f\r"
 
 
-def _apply(words: list[str], noindex: bool, nofollow: bool) -> tuple[bool, bool]:
+def _apply(words: list[str], found: RobotsDirectives) -> RobotsDirectives:
+    noindex, nofollow, noai, noimageai = (
+        found.noindex,
+        found.nofollow,
+        found.noai,
+        found.noimageai,
+    )
     for word in words:
         if word == "noindex":
             noindex = True
@@ -55,13 +69,17 @@ def _apply(words: list[str], noindex: bool, nofollow: bool) -> tuple[bool, bool]
             nofollow = True
         elif word == "none":
             noindex = nofollow = True
-    return noindex, nofollow
+        elif word == "noai":
+            noai = True
+        elif word == "noimageai":
+            noimageai = True
+    out = RobotsDirectives(noindex, nofollow, noai, noimageai)
+    return NO_DIRECTIVES if out == NO_DIRECTIVES else out
 
 
 def robots_content(content: str) -> RobotsDirectives:
     """Directives of one meta robots ``content`` value."""
-    noindex, nofollow = _apply(_SEPARATORS.split(content.lower()), False, False)
-    return RobotsDirectives(noindex, nofollow) if noindex or nofollow else NO_DIRECTIVES
+    return _apply(_SEPARATORS.split(content.lower()), NO_DIRECTIVES)
 
 
 def x_robots_tag(value: str | None, robots_token: str) -> RobotsDirectives:
@@ -69,7 +87,7 @@ def x_robots_tag(value: str | None, robots_token: str) -> RobotsDirectives:
     if not value:
         return NO_DIRECTIVES
     token = robots_token.strip().lower()
-    noindex = nofollow = False
+    found = NO_DIRECTIVES
     for line in value.lower().splitlines():
         agent: str | None = None
         for part in line.split(","):
@@ -80,8 +98,8 @@ def x_robots_tag(value: str | None, robots_token: str) -> RobotsDirectives:
                 agent = prefix
                 words = rest
             if agent is None or agent == token:
-                noindex, nofollow = _apply(words.split(), noindex, nofollow)
-    return RobotsDirectives(noindex, nofollow) if noindex or nofollow else NO_DIRECTIVES
+                found = _apply(words.split(), found)
+    return found
 
 
 def _skip_whitespace(text: str, pos: int) -> int:

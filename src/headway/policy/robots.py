@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 
 from protego import Protego
 
+from headway.policy.aiuse import content_signal_of
+
 logger = logging.getLogger(__name__)
 
 _TOKEN_RE = re.compile(r"[A-Za-z_-]+")
@@ -90,6 +92,8 @@ class RobotsRules:
     expires_at: float
     failures: int = 0  # consecutive failed fetches (5xx / unreachable)
     crawl_delay: float | None = None
+    #: the Content-Signal values that apply to us (policy/aiuse.py): about use, not access
+    content_signal: str | None = None
     _parser: Protego | None = field(default=None, compare=False, repr=False)
     _token: str = field(default="", compare=False, repr=False)
 
@@ -217,6 +221,7 @@ def robots_from_response(
                 expires_at=min(retry_at, previous.fetched_at + ttl),
                 failures=failures,
                 crawl_delay=previous.crawl_delay,
+                content_signal=previous.content_signal,
                 _parser=previous._parser,
                 _token=previous._token,
             )
@@ -227,8 +232,15 @@ def robots_from_response(
         except Exception:  # a malformed body must never take the crawl down
             logger.warning("robots: unparsable robots.txt treated as allow-all", exc_info=True)
             return RobotsRules(RobotsKind.ALLOW_ALL, now, now + ttl)
+        signal = content_signal_of(_decode(body or b"", max_bytes), token)
         return RobotsRules(
-            RobotsKind.RULES, now, now + ttl, crawl_delay=delay, _parser=parser, _token=token
+            RobotsKind.RULES,
+            now,
+            now + ttl,
+            crawl_delay=delay,
+            content_signal=signal,
+            _parser=parser,
+            _token=token,
         )
     # 1xx that leaked through, 3xx left after the fetcher's redirects, 4xx: unavailable.
     return RobotsRules(RobotsKind.ALLOW_ALL, now, now + ttl)
@@ -281,6 +293,7 @@ def robots_from_state(data: dict[str, object], user_agent: str) -> RobotsRules |
             return None
         token = product_token(user_agent)
         parser, crawl_delay = _parse_rules(text.encode("utf-8"), token, len(text.encode()) + 1)
+        signal = content_signal_of(text, token)
     except (KeyError, ValueError, TypeError):
         return None
     except Exception:  # a malformed saved text must never take the crawl down
@@ -292,6 +305,7 @@ def robots_from_state(data: dict[str, object], user_agent: str) -> RobotsRules |
         expires_at,
         failures=failures,
         crawl_delay=crawl_delay,
+        content_signal=signal,
         _parser=parser,
         _token=token,
     )

@@ -8,6 +8,9 @@ Layout (format version ``CRAWL_FORMAT_VERSION``)::
     <out>/frontier.sqlite3    the frontier (SQLite, WAL)
     <out>/frontier.sqlite3.bloom  its seen filter's bitmap, saved at a clean stop
     <out>/warc/*.warc.gz      WARC/1.1 files
+    <out>/text/text-*.warc.gz the text output (--text): WARC conversion records
+    <out>/index/*.parquet     the Parquet index (--parquet-index)
+    <out>/outlinks/outlinks-*.warc.gz  each page's links (--outlinks): WARC metadata records
     <out>/index.cdxj          CDXJ index of the WARC records
     <out>/crawl.log.jsonl     one JSON line per fetch
     <out>/metrics.jsonl       periodic pressure metrics
@@ -104,6 +107,24 @@ class CrawlPaths:
 
     def warc_prefix(self, prefix: str) -> str:
         return f"{prefix}-{self.node}" if self.node else prefix
+
+    @property
+    def text_dir(self) -> Path:
+        """The text output's WARC files (``--text``)."""
+        return self.root / "text"
+
+    @property
+    def outlinks_dir(self) -> Path:
+        """The outlinks output (``--outlinks``)."""
+        return self.root / "outlinks"
+
+    @property
+    def index_dir(self) -> Path:
+        """The Parquet index (``--parquet-index``)."""
+        return self.root / "index"
+
+    def text_prefix(self, prefix: str) -> str:
+        return "text-" + self.warc_prefix(prefix)
 
     @property
     def cdxj(self) -> Path:

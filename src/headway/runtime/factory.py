@@ -14,6 +14,7 @@ end (``NodeParts`` names them; the node owns their order of shutdown).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -84,7 +85,35 @@ def check_inputs(settings: Settings) -> FetchConfig:
     tls_context(fetch.ca_file)  # fetch.ca_file
     backend_for(settings.frontier.store)  # frontier.store
     dedup_indexes(settings.store.dedup_from)  # store.dedup_from
+    check_text_packages(settings)  # text.text, text.text_mode
     return fetch
+
+
+#: What the text output needs installed, by mode (docs/outputs.md).
+_TEXT_PACKAGES: dict[str, tuple[str, ...]] = {
+    "main": ("resiliparse",),
+    "all": ("resiliparse",),
+    "accurate": ("resiliparse", "trafilatura"),
+}
+
+
+def check_text_packages(settings: Settings) -> None:
+    """``ConfigError`` naming the extra to install when ``--text`` (in its mode) needs a
+    package that is missing: a clear line at start, not an error on every page."""
+    text = settings.text
+    if text.parquet_index and importlib.util.find_spec("pyarrow") is None:
+        raise ConfigError(
+            "text.parquet_index", "the Parquet index needs pyarrow: pip install 'headway[text]'"
+        )
+    if not text.text:
+        return
+    for name in _TEXT_PACKAGES[text.text_mode]:
+        if importlib.util.find_spec(name) is None:
+            extra = "accurate" if name == "trafilatura" else "text"
+            raise ConfigError(
+                "text.text_mode" if extra == "accurate" else "text.text",
+                f"the text output needs {name}: pip install 'headway[{extra}]'",
+            )
 
 
 def crawl_identity(settings: Settings) -> CrawlIdentity:

@@ -19,10 +19,13 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import cast
 
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
 from headway.parse.page import ParseTask
+from headway.parse.text import TextMode
+from headway.policy.aiuse import page_signals
 from headway.policy.outcome import PUSHBACK, Outcome
 from headway.policy.quality import QualityBook
 from headway.runtime.factory import PARSE_BATCH, PARSE_BATCH_COST, NodeParts
@@ -122,6 +125,8 @@ class Pipeline:
     # -- stages -----------------------------------------------------------------------
     async def parse_dispatch(self) -> None:
         s = self._settings
+        # the text output's mode (--text), for HTML pages; None: no text is extracted
+        text_mode = cast("TextMode", s.text.text_mode) if s.text.text else None
         while True:
             # several pages per round trip to a parser process when they are waiting;
             # the stage hands them out shared by host and cost (runtime/stage.py)
@@ -141,6 +146,8 @@ class Pipeline:
                         handler=work.handler or "html",  # set for every page parsed
                         truncated=res.truncated,
                         max_document=s.fetch.max_document_bytes,
+                        text_mode=text_mode if work.handler in (None, "html") else None,
+                        outlinks=s.text.outlinks and work.handler in (None, "html"),
                     )
                 )
             del res
@@ -206,6 +213,16 @@ class Pipeline:
         if parsed is not None and parsed.simhash:
             near = self._quality.near_duplicate(lease.host, lease.url, parsed.simhash)
             work = dataclasses.replace(work, near_dup_of=near)
+        if self._settings.text.text and parsed is not None and parsed.kind == "html":
+            # what the site says about the page's use, recorded and honoured by the text
+            # output (fetching and archiving never look at it)
+            robots = self._parts.scheduler.robots.previous(lease.host)
+            signals = page_signals(
+                parsed,
+                tdm_header=res.header("tdm-reservation"),
+                content_signal=robots.content_signal if robots is not None else None,
+            )
+            work = dataclasses.replace(work, signals=signals)
         if res.outcome in (Outcome.REDIRECT, Outcome.NOT_MODIFIED) or res.outcome in PUSHBACK:
             return work  # no content, or pushback (the politeness limiter's business)
         ok_html = parsed is not None and parsed.kind == "html" and res.outcome is Outcome.OK

@@ -32,6 +32,7 @@ from headway.settings.tree import (
     ScopeSettings,
     Settings,
     StoreSettings,
+    TextSettings,
     default_parsers,
 )
 
@@ -57,6 +58,7 @@ __all__ = [
     "ScopeSettings",
     "Settings",
     "StoreSettings",
+    "TextSettings",
     "build_settings",
     "coerce",
     "default_parsers",

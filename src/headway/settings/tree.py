@@ -305,6 +305,37 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class TextSettings:
+    text: bool = _opt(
+        False,
+        "write each HTML page's text, with its language, as WARC conversion records in "
+        "text/text-*.warc.gz (docs/outputs.md; needs the headway[text] extra)",
+    )
+    text_mode: str = _opt(
+        "main",
+        "main: the main content (resiliparse); all: all visible text; accurate: main "
+        "content by trafilatura (better on articles, ten times dearer; headway[accurate])",
+        choices=("main", "all", "accurate"),
+    )
+    text_use: str = _opt(
+        "ai-train",
+        "the use the text output is for: no text is written for a page whose AI-use "
+        "signals reserve it (robots.txt Content-Signal, TDMRep, noai); any: write all",
+        choices=("ai-train", "ai-input", "search", "any"),
+    )
+    outlinks: bool = _opt(
+        False,
+        "write each HTML page's links (anchor text, rel), canonical, hreflang and meta "
+        "robots as WARC metadata records (JSON) in outlinks/outlinks-*.warc.gz",
+    )
+    parquet_index: bool = _opt(
+        False,
+        "write a Parquet index of the WARC records in index/ (Common Crawl's column "
+        "names; DuckDB reads index/*.parquet as one table; needs headway[text])",
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class DistributedSettings:
     crawl_id: str | None = _opt(
         None, "name of the shared crawl in a redis store (needed with a redis --store)"
@@ -372,6 +403,7 @@ class Settings:
     retry: RetrySettings = field(default_factory=RetrySettings)
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    text: TextSettings = field(default_factory=TextSettings)
     distributed: DistributedSettings = field(default_factory=DistributedSettings)
     recrawl: RecrawlSettings = field(default_factory=RecrawlSettings)
     console: ConsoleSettings = field(default_factory=ConsoleSettings)

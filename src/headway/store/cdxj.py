@@ -43,8 +43,10 @@ def mime_type(content_type: str | None) -> str:
     return mime or "unk"
 
 
-def cdxj_line(result: FetchResult, rec: WrittenRecord) -> str:
-    """The index line (with its newline) for one written record."""
+def cdxj_line(result: FetchResult, rec: WrittenRecord, languages: tuple[str, ...] = ()) -> str:
+    """The index line (with its newline) for one written record; ``languages`` (ISO
+    639-3, known with --text) is written, comma-separated, as Common Crawl's index
+    writes it, and left out when empty."""
     fields = {
         "url": result.url,
         "mime": REVISIT_MIME if rec.revisit else mime_type(result.header("content-type")),
@@ -54,6 +56,8 @@ def cdxj_line(result: FetchResult, rec: WrittenRecord) -> str:
         "offset": str(rec.offset),
         "filename": rec.filename,
     }
+    if languages:
+        fields["languages"] = ",".join(languages)
     body = json.dumps(fields, separators=(", ", ": "))
     return f"{surt(result.url)} {timestamp14(result.started_at)} {body}\n"
 
@@ -78,8 +82,10 @@ class CdxjWriter(LineFile):
     def __init__(self, path: Path) -> None:
         super().__init__(path, "CDXJ index")
 
-    def append(self, result: FetchResult, rec: WrittenRecord) -> None:
-        self.write_line(cdxj_line(result, rec))
+    def append(
+        self, result: FetchResult, rec: WrittenRecord, languages: tuple[str, ...] = ()
+    ) -> None:
+        self.write_line(cdxj_line(result, rec, languages))
 
 
 def load_digests(path: Path) -> dict[str, tuple[str, str]]:

@@ -1,8 +1,10 @@
 """Crawl log: one JSON line per fetch (or per URL decided without a fetch).
 
-Each line is a JSON object whose keys are exactly the field names of ``CrawlLogEntry``,
-in field order, compact, in UTF-8; ``time`` is written as ISO-8601 UTC with milliseconds
-(``2024-05-01T12:00:00.123Z``), everything else as its JSON value. ``parse_entry`` reads
+Each line is a JSON object whose keys are the field names of ``CrawlLogEntry``, in
+field order (those in ``OPTIONAL`` only when they have a value, the ``SIGNALS`` also
+as null on a line with a ``text`` value), compact, in UTF-8;
+``time`` is written as ISO-8601 UTC with milliseconds (``2024-05-01T12:00:00.123Z``),
+everything else as its JSON value. ``parse_entry`` reads
 a line back (``time`` returns as epoch seconds, rounded to the millisecond).
 """
 
@@ -46,7 +48,20 @@ class CrawlLogEntry:
     handler: str | None = None  # the content handler that read the body (html, sitemap, feed)
     change: str | None = None  # recrawl: "first", "changed" or "unchanged"
     revisit_in: float | None = None  # recrawl: seconds until the URL is due again
+    # the outputs of docs/outputs.md, written only when known (absent keys: None)
+    languages: tuple[str, ...] | None = None  # ISO 639-3, most likely first (--text)
+    text: str | None = None  # what became of the page's text (--text): written, empty, ...
+    # AI-use signals of an HTML capture (--text): "yes", "no" or None (policy/aiuse.py)
+    ai_train: str | None = None
+    ai_input: str | None = None
+    search: str | None = None
+    priority: int | None = None  # the URL's frontier priority (with --parquet-index)
 
+
+#: Keys left out of a line when their value is None, so that a crawl without the
+#: outputs that fill them writes the lines it always wrote.
+SIGNALS = frozenset({"ai_train", "ai_input", "search"})
+OPTIONAL = frozenset({"languages", "text", "priority"}) | SIGNALS
 
 _FIELDS = tuple(f.name for f in fields(CrawlLogEntry))
 
@@ -64,7 +79,13 @@ def parse_time(text: str) -> float:
 
 def format_entry(entry: CrawlLogEntry) -> str:
     """The log line (with its newline) for one entry."""
-    values: dict[str, Any] = {name: getattr(entry, name) for name in _FIELDS}
+    # the signals are written, null included, on every line that has a text verdict
+    keep = SIGNALS if entry.text is not None else frozenset()
+    values: dict[str, Any] = {
+        name: value
+        for name in _FIELDS
+        if (value := getattr(entry, name)) is not None or name not in OPTIONAL or name in keep
+    }
     values["time"] = format_time(entry.time)
     try:  # orjson: compact, UTF-8 (non-ASCII text is written as is, not \u-escaped)
         return orjson.dumps(values).decode() + "\n"
@@ -77,6 +98,8 @@ def parse_entry(line: str) -> CrawlLogEntry:
     try:
         values = json.loads(line)
         values["time"] = parse_time(values["time"])
+        if values.get("languages") is not None:
+            values["languages"] = tuple(values["languages"])
         return CrawlLogEntry(**values)
     except (TypeError, KeyError, AttributeError) as e:
         raise ValueError(f"not a crawl log entry: {e}") from e

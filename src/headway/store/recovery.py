@@ -54,10 +54,19 @@ def recover_store(
 ) -> RecoveryReport:
     """Repair the tails of the WARC files, the CDXJ index and the crawl log in place."""
     directory = Path(directory)
+    paths = sorted(p for p in directory.glob(warc_glob) if p.is_file())
+    sizes, cut, corrupt = recover_warc_files(paths)
+    dropped = _recover_cdxj(directory / cdxj_name, sizes, set(corrupt))
+    log_cut = _recover_log(directory / log_name)
+    return RecoveryReport(len(paths), cut, dropped, log_cut, tuple(corrupt))
+
+
+def recover_warc_files(paths: list[Path]) -> tuple[dict[str, int], dict[str, int], list[str]]:
+    """Cut each file's torn tail (a file with no complete record renamed ``.corrupt``):
+    (file name -> size kept, file name -> bytes cut, names renamed corrupt)."""
     sizes: dict[str, int] = {}
     cut: dict[str, int] = {}
     corrupt: list[str] = []
-    paths = sorted(p for p in directory.glob(warc_glob) if p.is_file())
     for path in paths:
         size = path.stat().st_size
         good = complete_gzip_prefix(path)
@@ -74,9 +83,7 @@ def recover_store(
             log.warning("WARC file %s: cut %d bytes of a partial record", path.name, size - good)
         else:
             sizes[path.name] = size
-    dropped = _recover_cdxj(directory / cdxj_name, sizes, set(corrupt))
-    log_cut = _recover_log(directory / log_name)
-    return RecoveryReport(len(paths), cut, dropped, log_cut, tuple(corrupt))
+    return sizes, cut, corrupt
 
 
 def complete_gzip_prefix(path: Path, start: int = 0) -> int:

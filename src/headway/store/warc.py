@@ -24,6 +24,13 @@ Contract:
   the highest one in the directory.
 - ``WARC-Date`` is the fetch start (``FetchResult.started_at``) at second precision, so
   the 14-digit CDXJ timestamp restores it exactly for revisits written after a restart.
+- ``write_conversion`` appends one ``conversion`` record (the text output, Common Crawl's
+  WET layout): ``WARC-Refers-To`` the response record the text was made from, the same
+  ``WARC-Date`` and ``WARC-Target-URI``, ``WARC-Block-Digest``, ``Content-Type:
+  text/plain`` (UTF-8) and ``WARC-Identified-Content-Language`` (comma-separated ISO
+  639-3 codes, most likely first; absent when unknown). Files rotate as for exchanges.
+  ``write_metadata`` appends a ``metadata`` record about a response the same way (the
+  outlinks output: JSON, as Common Crawl's WAT files carry).
 - Not thread-safe: the runtime calls it from one dedicated thread, never the event loop.
 """
 
@@ -268,6 +275,60 @@ class WarcWriter:
         return WrittenRecord(
             self._name, offset, resp_len, digest, first is not None, resp_id, first
         )
+
+    def write_conversion(
+        self,
+        *,
+        url: str,
+        date: str,
+        refers_to: str,
+        text: str,
+        languages: tuple[str, ...] = (),
+    ) -> WrittenRecord:
+        """Write one ``conversion`` record of ``text`` made from the record ``refers_to``
+        (its WARC-Record-ID) of ``url`` dated ``date`` (a WARC-Date)."""
+        extra = {"WARC-Identified-Content-Language": ",".join(languages)} if languages else {}
+        block = text.encode("utf-8", "replace")
+        return self._write_derived("conversion", url, date, refers_to, block, "text/plain", extra)
+
+    def write_metadata(
+        self, *, url: str, date: str, refers_to: str, payload: bytes, content_type: str
+    ) -> WrittenRecord:
+        """Write one ``metadata`` record about the record ``refers_to`` of ``url``."""
+        return self._write_derived("metadata", url, date, refers_to, payload, content_type, {})
+
+    def _write_derived(
+        self,
+        kind: str,
+        url: str,
+        date: str,
+        refers_to: str,
+        block: bytes,
+        content_type: str,
+        extra: dict[str, str],
+    ) -> WrittenRecord:
+        if self._file is not None and self._exchanges and self._size + len(block) > self._max:
+            self._close_file()
+        if self._file is None:
+            self._open_file()
+        assert self._file is not None and self._name is not None
+        rec_id = self._builder._make_warc_id()
+        headers = {"WARC-Type": kind, "WARC-Record-ID": rec_id, "WARC-Date": date}
+        headers["WARC-Target-URI"] = _clean(url)
+        headers["WARC-Refers-To"] = refers_to
+        if self._warcinfo_id:
+            headers["WARC-Warcinfo-ID"] = self._warcinfo_id
+        digest = base64.b32encode(hashlib.sha1(block).digest()).decode("ascii")
+        headers["WARC-Block-Digest"] = "sha1:" + digest
+        headers.update(extra)
+        headers["Content-Type"] = content_type
+        headers["Content-Length"] = str(len(block))
+        warc = StatusAndHeaders("", list(headers.items()), protocol=f"WARC/{WARC_VERSION}")
+        data = self._gzip(b"".join((warc.to_bytes(encoding="utf-8"), block, b"\r\n\r\n")))
+        offset = self._size
+        self._append(data, records=1)
+        self._exchanges += 1
+        return WrittenRecord(self._name, offset, len(data), "sha1:" + digest, False, rec_id)
 
     def flush(self, *, sync: bool = True) -> None:
         """Hand written records to the operating system (enough for them to survive

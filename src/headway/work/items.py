@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from headway.fetch.result import FetchResult
 from headway.frontier.store import Completion, LeasedUrl, UrlEntry
 from headway.parse.page import ParsedPage
+from headway.policy.aiuse import AiSignals
 from headway.policy.decisions import SkippedUrl
 from headway.policy.revisit import Change, RevisitState, SitemapHint
 
@@ -48,6 +49,7 @@ class FetchedPage:
     previous: RevisitState | None = None  # recrawl: the URL's state at its lease
     hint: SitemapHint | None = None  # recrawl: what a sitemap said before its first fetch
     requeue_at: float | None = None  # put back untried (a stop left it unparsed)
+    signals: AiSignals | None = None  # AI-use signals of an HTML capture (with --text)
 
     @property
     def url(self) -> str:
