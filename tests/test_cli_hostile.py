@@ -202,14 +202,14 @@ def test_unreachable_store_at_start_is_one_line_not_a_wait(
     assert not (tmp_path / "c").exists()  # the start that failed left no directory
 
 
-BAD_INPUTS = {
-    "resolve rule": (("--resolve", "site0.sim"), "fetch.resolve"),
-    "resolve address": (("--resolve", "*.sim=300.1.1.1"), "fetch.resolve"),
-    "hosts file": (("--hosts-file", "{tmp}/no-hosts"), "fetch.hosts_file"),
-    "CA file": (("--ca-file", "{seeds}"), "fetch.ca_file"),
-    "optout file": (("--optout-file", "{tmp}/no-optout"), "scope.optout_file"),
-    "store URL": (("--store", "redis://h:port/0", "--crawl-id", "t"), "frontier.store"),
-    "metrics port": (("--metrics-port", "{busy_port}"), "runtime.metrics_port"),
+BAD_INPUTS = {  # each named by the flag that gave the bad value
+    "resolve rule": (("--resolve", "site0.sim"), "--resolve:"),
+    "resolve address": (("--resolve", "*.sim=300.1.1.1"), "--resolve:"),
+    "hosts file": (("--hosts-file", "{tmp}/no-hosts"), "--hosts-file:"),
+    "CA file": (("--ca-file", "{seeds}"), "--ca-file:"),
+    "optout file": (("--optout-file", "{tmp}/no-optout"), "--optout-file:"),
+    "store URL": (("--store", "redis://h:port/0", "--crawl-id", "t"), "--store:"),
+    "metrics port": (("--metrics-port", "{busy_port}"), "--metrics-port:"),
 }
 
 

@@ -24,8 +24,9 @@ from headway.cli.parsers import (
     build_parser,
     unknown_flag_hint,
 )
-from headway.errors import HeadwayError
+from headway.errors import ConfigError, HeadwayError
 from headway.settings import KEYS, Settings, settings_from_sources
+from headway.settings.sources import named_as_given
 
 if TYPE_CHECKING:
     from headway.cli.stopping import StopSignals
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except HeadwayError as exc:
+        if isinstance(exc, ConfigError):  # a check after the settings were built
+            exc = named_as_given(exc, _flags_given(args))
         print(f"headway: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -118,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         if all(isinstance(leaf, BrokenPipeError) for leaf in _leaves(exc)):
             return _reader_went_away()
         return _report_failure(exc, getattr(args, "out", None))
+
+
+def _flags_given(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the command line gave (setting name -> value; a flag not given leaves
+    no attribute)."""
+    return {k.name: getattr(args, k.name) for k in KEYS if hasattr(args, k.name)}
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -277,8 +286,7 @@ def _crawl(args: argparse.Namespace) -> int:
     if crashpoints.ENV_ERROR is not None:
         print(f"headway: error: {crashpoints.ENV_ERROR}", file=sys.stderr)
         return 2
-    flags = {k.name: getattr(args, k.name) for k in KEYS if hasattr(args, k.name)}
-    settings = settings_from_sources(args.config, os.environ, flags)
+    settings = settings_from_sources(args.config, os.environ, _flags_given(args))
     _setup_logging(settings.output.log_format, settings.output.quiet)
     from headway.runtime.components import canon_options
     from headway.urls.scope import load_optout

@@ -83,9 +83,6 @@ def build_parser() -> argparse.ArgumentParser:
     from headway.cli.demo import add_demo_parser
 
     add_demo_parser(add_parser)
-    from headway.cli.extract import add_extract_parser
-
-    add_extract_parser(add_parser)
     crawl = add_parser(
         "crawl",
         usage="%(prog)s SEEDS --user-agent UA [--out DIR] [--config TOML] [SETTING FLAGS]",
@@ -139,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     from headway.cli.export import add_export_parser
 
     add_export_parser(add_parser)
+    from headway.cli.extract import add_extract_parser
+
+    add_extract_parser(add_parser)
     from headway.cli.why import add_why_parser
 
     add_why_parser(add_parser)

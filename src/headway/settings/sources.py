@@ -328,9 +328,17 @@ def settings_from_sources(
     try:
         return build_settings(file_layer, load_env(environ), flags)
     except ConfigError as exc:
-        section, _, name = exc.key.partition(".")
-        key = KEYS_BY_NAME.get(name)
-        if key is None or key.section != section or name not in flags:
-            raise
-        message = str(exc).removeprefix(f"{exc.key}: ")
-        raise ConfigError(key.flag, message) from None
+        raise named_as_given(exc, flags) from None
+
+
+def named_as_given(exc: ConfigError, flags: Mapping[str, Any]) -> ConfigError:
+    """``exc`` named by the flag that gave the bad value (``--delay: ...``) when a flag gave
+    it (``flags``: setting name -> value, for the flags given), else ``exc`` itself. The
+    checks made after the settings are built (files, ports, the store) go through here too,
+    so every bad flag value is named the way the person typed it."""
+    section, _, name = exc.key.partition(".")
+    key = KEYS_BY_NAME.get(name)
+    if key is None or key.section != section or name not in flags:
+        return exc
+    message = str(exc).removeprefix(f"{exc.key}: ")
+    return ConfigError(key.flag, message)
