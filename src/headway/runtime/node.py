@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Sequence
 
 from headway import crashpoints
-from headway.console.snapshot import Snapshotter
 from headway.control.applier import ControlApplier
 from headway.crashpoints import CrashPoint
 from headway.fetch.client import Fetcher
@@ -48,6 +47,7 @@ from headway.runtime.pipeline import Pipeline
 from headway.runtime.reach import HostReach
 from headway.runtime.scheduler import RobotsJob
 from headway.runtime.seeding import offer_lost_seeds, offer_seeds, rules_for_seeds, shared_seeds
+from headway.runtime.snapshot import Snapshotter
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import CrawlSummary, StopReason, process_cpu_seconds
 from headway.settings import Settings

@@ -23,13 +23,13 @@ from headway import __version__, crashpoints
 from headway.crashpoints import CrashPoint
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.stats import StoreStats
-from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.cdxj import CdxjWriter
 from headway.store.cdxjsort import discard_leftovers, sort_index
 from headway.store.crawllog import CrawlLog, CrawlLogEntry
 from headway.store.recovery import recover_store
 from headway.store.warc import EarlierCapture, WarcWriter, WrittenRecord, payload_digest
+from headway.threads import ThreadWorker
 from headway.work.items import FetchedPage, Revisit, RobotsAnswer, SkippedUrl, Work
 
 log = logging.getLogger(__name__)
