@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from headway import crashpoints
 from headway.control.applier import ControlApplier
 from headway.crashpoints import CrashPoint
-from headway.fetch.client import Fetcher
+from headway.fetch.client import HttpClient
 from headway.fetch.clients import open_fetcher
 from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
@@ -122,7 +122,7 @@ class Node:
         self.requeued_at_stop = 0  # fetched pages a stop put back unparsed (summary)
         self.seeds_added = 0
         self._page_budget = math.inf
-        self._fetcher: Fetcher | None = None  # while the pipeline runs
+        self._fetcher: HttpClient | None = None  # while the pipeline runs
         self.loop_lag = LoopLagProbe()  # runs with the pipeline's tasks
         self._born = time.time()  # a stop control recorded before this is not for this run
         self.controls: ControlApplier | None = None

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 
 from headway import __version__
 from headway.control.applier import ControlApplier, ControlStats
-from headway.fetch.client import Fetcher
+from headway.fetch.client import HttpClient
 from headway.frontier.store import FrontierCounts
 from headway.runtime.book import ConsoleBook
 from headway.runtime.factory import NodeParts
@@ -43,7 +43,7 @@ def node_statistics(
     started: float,
     in_flight: int,
     counters: Counters,
-    fetcher: Fetcher | None,
+    fetcher: HttpClient | None,
     admission: Admission,
     frontier: FrontierCounts | None,
     loop_lag: LoopLagProbe,
