@@ -37,16 +37,16 @@ from aiohttp.test_utils import TestServer
 from headway.bench.harness import free_port, wait_port
 from headway.bench.proctree import TreeRun
 from headway.console.app import Guard, make_app
-from headway.console.book import ConsoleBook
-from headway.console.snapshot import SnapshotParts, Snapshotter
 from headway.console.sources import ControlDesk, DirSource, LiveSource
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import FrontierLimits, UrlEntry
 from headway.policy.politeness import HostLimitParams
 from headway.policy.robots import RobotsKind, RobotsRules
 from headway.policy.schedule import ScheduleCore, ScheduleParams
+from headway.runtime.book import ConsoleBook
+from headway.runtime.snapshot import SnapshotParts, Snapshotter
 from headway.runtime.stats import NodeStats
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 from headway.urls.fingerprint import fingerprint
 
 UA = "headway-bench/0.1 (+https://example.org/bench)"

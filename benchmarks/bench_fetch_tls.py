@@ -3,7 +3,7 @@ kept alive and with a new connection per fetch, on the real page mix; and what o
 clients spend on the same fetches.
 
 Run: ``.venv/bin/python benchmarks/bench_fetch_tls.py [--profile] [--page-kb N]
-[--clients headway lean lean-curl aiohttp protocol curl] [--schemes http https]``
+[--clients aiohttp curl] [--schemes http https]``
 (``--page-kb N``: every page N KiB of text instead of the real mix). A ``headway simweb
 --pages-mix real`` process (not counted) serves 20 hosts x 20 pages; a client fetches
 every page, 20 hosts at once, one request per host at a time with a 0.3 s pause between a
@@ -14,12 +14,11 @@ connections kept alive, then a new connection per fetch; within each, the client
 after the other (compare within a run). ``--profile`` adds a ``cProfile`` of the HTTPS
 runs with a new connection per fetch (the functions that cost most, by own time).
 
-The clients: ``headway`` is the crawler's ``Fetcher`` (``headway.fetch.client``: TLS
-verification on, sessions resumed); ``lean`` is that ``Fetcher`` with the prototype
-exchange of ``fetch_prototypes.py`` (asyncio protocols and llhttp); ``lean-curl`` is the
-crawler's libcurl client (``headway.fetch.curl``); ``aiohttp``, ``protocol`` and ``curl``
-are the bare prototype clients of that module, without the crawler's ``FetchResult``.
-pycurl and httptools are installed on demand for them.
+The clients are the crawler's own, by the names ``--http-client`` gives them:
+``aiohttp`` (``headway.fetch.client``: TLS verification on, sessions resumed; the
+default) and ``curl`` (``headway.fetch.curl``, which needs the ``curl`` extra). The
+prototype clients once measured here beside them are in git history
+(``docs/performance.md``, *A leaner fetch path*).
 
 Also, by the ``ssl`` module alone: the cost of taking a connection's session
 (``SSLObject.session``) and of offering one to a new connection (``wrap_bio(...,
@@ -38,34 +37,30 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 HOSTS, PAGES = 20, 20
 USER_AGENT = "headway-bench/0.1"
 MAX_BODY = 256 * 1024  # the crawler's default --max-body
-CLIENTS = ("headway", "lean", "lean-curl", "aiohttp", "protocol", "curl")
+CLIENTS = ("aiohttp", "curl")
 
 
 class _HeadwayClient:
-    """The crawler's own client (``headway.fetch.client.Fetcher``)."""
+    """One of the crawler's own clients (``headway.fetch.clients``)."""
 
-    def __init__(self, ca_file: Path, path: str = "headway") -> None:
-        from fetch_prototypes import lean_fetcher_class
-
-        from headway.fetch.client import FetchConfig, Fetcher
+    def __init__(self, ca_file: Path, name: str) -> None:
+        from headway.fetch.client import FetchConfig
+        from headway.fetch.clients import open_fetcher
 
         config = FetchConfig(
             user_agent=USER_AGENT,
             allow_loopback=True,
             resolve={"*.sim.test": "127.0.0.1"},
             ca_file=ca_file,
+            client=name,
         )
-        if path == "headway":
-            self._fetcher = Fetcher(config)
-        else:  # the crawler's Fetcher with a prototype's exchange
-            self._fetcher = lean_fetcher_class(curl=path == "lean-curl")(config)
+        self._fetcher = open_fetcher(config)
 
     async def start(self) -> _HeadwayClient:
         await self._fetcher.__aenter__()
@@ -81,17 +76,8 @@ class _HeadwayClient:
         await self._fetcher.__aexit__(None, None, None)
 
 
-async def _client(name: str, ca_file: Path, port: int) -> Any:
-    import fetch_prototypes as proto
-
-    hosts = [f"site{h}.sim.test:{port}" for h in range(HOSTS)]
-    if name in ("headway", "lean", "lean-curl"):
-        return await _HeadwayClient(ca_file, name).start()
-    if name == "aiohttp":
-        return proto.AiohttpClient(ca_file, "127.0.0.1", USER_AGENT, MAX_BODY)
-    if name == "protocol":
-        return proto.ProtocolClient(ca_file, "127.0.0.1", USER_AGENT, MAX_BODY)
-    return proto.CurlClient(ca_file, "127.0.0.1", USER_AGENT, MAX_BODY, hosts)
+async def _client(name: str, ca_file: Path) -> _HeadwayClient:
+    return await _HeadwayClient(ca_file, name).start()
 
 
 def server_counts(scheme: str, port: int, ca_file: Path) -> tuple[int, int, int]:
@@ -104,7 +90,7 @@ def server_counts(scheme: str, port: int, ca_file: Path) -> tuple[int, int, int]
 async def _fetch_all(
     name: str, scheme: str, port: int, ca_file: Path, profile: bool
 ) -> tuple[float, int, int, int]:
-    client = await _client(name, ca_file, port)
+    client = await _client(name, ca_file)
     try:
         urls = [
             [f"{scheme}://site{h}.sim.test:{port}/p/{i}" for i in range(PAGES)]
@@ -225,17 +211,20 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="cProfile the HTTPS run")
     ap.add_argument("--page-kb", type=int, default=0, help="fixed pages of N KiB (0: real)")
     ap.add_argument(
-        "--clients", nargs="+", choices=CLIENTS, default=["headway"],
-        help="clients to measure, each case in turn (benchmarks/fetch_prototypes.py)",
+        "--clients", nargs="+", choices=CLIENTS, default=["aiohttp"],
+        help="the crawler's clients to measure, each case in turn",
     )  # fmt: skip
     ap.add_argument("--schemes", nargs="+", choices=("http", "https"), default=["http", "https"])
     args = ap.parse_args()
-    wanted = {"lean": ["httptools"], "protocol": ["httptools"]}
-    wanted |= {"lean-curl": ["pycurl"], "curl": ["pycurl"]}
-    if any(name in wanted for name in args.clients):
-        from fetch_prototypes import ensure_installed
+    from headway.errors import ConfigError
+    from headway.fetch.clients import check_client
 
-        ensure_installed(*(m for name in args.clients for m in wanted.get(name, [])))
+    try:
+        for name in args.clients:
+            check_client(name)
+    except ConfigError as exc:
+        print(f"bench_fetch_tls: {exc}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as tmp:
         for line in session_costs(Path(tmp) / "s"):
             print(line, flush=True)

@@ -16,10 +16,15 @@ PACKAGE = SRC / "headway"
 #: Packages of pure decisions: no IO, no sleeping, no clock.
 PURE = ("urls", "policy", "parse", "work")
 IO_MODULES = ("asyncio", "aiohttp", "redis", "time")
-#: What each layer may import of the package's other layers (itself always).
-MAY_IMPORT: dict[str, set[str]] = {
+#: The layers, bottom first, and what each may import of the layers below it (itself
+#: always). Every package and top-level module of ``src/headway`` is one layer here
+#: (``test_every_package_is_a_layer``), and a layer names only layers listed before it
+#: (``test_a_layer_may_import_only_layers_below_it``), so no two packages import each
+#: other.
+LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "crashpoints": set(),
+    "threads": set(),
     "urls": {"errors"},
     "parse": {"errors", "urls"},
     "frontier": {"errors", "crashpoints", "urls"},
@@ -28,6 +33,45 @@ MAY_IMPORT: dict[str, set[str]] = {
     "work": {"errors", "urls", "parse", "frontier", "policy", "fetch"},
     "store": {"errors", "crashpoints", "urls", "fetch"},
     "settings": {"errors", "fetch", "frontier"},
+    "control": {"errors", "urls", "frontier", "policy"},
+    "extract": {"errors", "parse", "policy", "store"},
+    "report": {"urls", "policy", "control", "frontier", "store"},
+    "testing": set(),
+    "runtime": {
+        "errors",
+        "crashpoints",
+        "threads",
+        "urls",
+        "parse",
+        "frontier",
+        "policy",
+        "fetch",
+        "work",
+        "store",
+        "settings",
+        "control",
+    },
+    "archive": {"errors", "fetch", "parse", "store", "runtime"},
+    "console": {"errors", "threads", "frontier", "policy", "settings", "control", "runtime"},
+    "bench": {"settings", "testing", "runtime"},
+    "cli": {
+        "errors",
+        "crashpoints",
+        "threads",
+        "urls",
+        "frontier",
+        "fetch",
+        "store",
+        "settings",
+        "control",
+        "report",
+        "testing",
+        "runtime",
+        "console",
+        "bench",
+        "archive",
+        "extract",
+    },
 }
 
 
@@ -131,9 +175,35 @@ def test_pure_packages_import_no_io(package: str) -> None:
     assert found == set()
 
 
-@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
+def test_every_package_is_a_layer() -> None:
+    assert {_layer(m) for m in _modules()} - {""} == set(LAYERS)
+
+
+def test_a_layer_may_import_only_layers_below_it() -> None:
+    order = list(LAYERS)
+    assert {
+        (layer, below)
+        for layer, allowed in LAYERS.items()
+        for below in allowed
+        if below not in order[: order.index(layer)]
+    } == set()
+
+
+def _layer_graph() -> dict[str, frozenset[str]]:
+    """Package -> the other packages its modules import."""
+    arrows: dict[str, set[str]] = {}
+    for m, targets in _graph().items():
+        arrows.setdefault(_layer(m), set()).update(_layer(i) for i in targets)
+    return {layer: frozenset(t - {layer, ""}) for layer, t in arrows.items() if layer}
+
+
+def test_no_two_packages_import_each_other() -> None:
+    assert _circles(_layer_graph()) == []
+
+
+@pytest.mark.parametrize("layer", list(LAYERS))
 def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
-    allowed = MAY_IMPORT[layer] | {layer, ""}
+    allowed = LAYERS[layer] | {layer, ""}
     above = {
         (m, i)
         for m, targets in _graph().items()

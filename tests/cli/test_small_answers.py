@@ -149,7 +149,7 @@ def test_a_console_on_every_interface_prints_an_address_one_can_open(tmp_path: P
 
     from headway.console.app import ConsoleServer
     from headway.console.sources import ControlDesk, DirSource
-    from headway.runtime.worker import ThreadWorker
+    from headway.threads import ThreadWorker
 
     worker = ThreadWorker("console-url")
     try:
@@ -188,7 +188,7 @@ async def test_the_scheduler_reports_why_it_is_paused(tmp_path: Path) -> None:
     from headway.policy.politeness import HostLimitParams
     from headway.policy.robots import RobotsCache
     from headway.runtime.scheduler import Scheduler
-    from headway.runtime.worker import ThreadWorker
+    from headway.threads import ThreadWorker
 
     frontier = SqliteFrontier(tmp_path / "f.sqlite3", node_id="n1")
     worker = ThreadWorker("pause-test")

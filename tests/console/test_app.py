@@ -20,7 +20,7 @@ from headway.control import CrawlRef, open_control_log
 from headway.frontier.redis import RedisFrontier
 from headway.frontier.sqlite import SqliteFrontier
 from headway.frontier.store import UrlEntry
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 from tests.support.redisproc import RedisServer
 
 SECRET = "hunter2secret"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from headway.console.book import ConsoleBook, History, HostBook, Problem, Problems
 from headway.console.view import crawl_view
+from headway.runtime.book import ConsoleBook, History, HostBook, Problem, Problems
 
 
 def test_host_book_is_bounded_and_counts_errors_by_kind() -> None:

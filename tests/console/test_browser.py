@@ -295,7 +295,7 @@ async def test_a_page_without_the_token_is_read_only(browser: Browser, tmp_path:
     from headway.console.app import Guard, make_app
     from headway.console.sources import ControlDesk, DirSource
     from headway.control import CrawlRef, open_control_log
-    from headway.runtime.worker import ThreadWorker
+    from headway.threads import ThreadWorker
     from tests.console.test_app import _crawl_dir
 
     crawl = _crawl_dir(tmp_path / "c")

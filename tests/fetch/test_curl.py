@@ -186,3 +186,11 @@ async def test_the_request_goes_to_the_address_the_guard_allowed(http_client: st
     finally:
         await decoy.cleanup()
         await real.cleanup()
+
+
+def test_the_libcurl_client_is_a_sibling_of_the_aiohttp_one() -> None:
+    # both implement HttpClient around one FetchCore; neither inherits the other's wire
+    from headway.fetch.client import Fetcher
+
+    assert Fetcher not in curl.CurlFetcher.__mro__
+    assert curl.CurlFetcher not in Fetcher.__mro__

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from headway.fetch.client import FetchConfig, Fetcher
+from headway.fetch.client import FetchConfig, HttpClient
 from headway.fetch.clients import fetcher_class
 from headway.fetch.result import FetchResult, Headers
 from headway.runtime import node as node_module
@@ -153,7 +153,7 @@ def record_sends(monkeypatch: pytest.MonkeyPatch) -> Sends:
             sends[((parts.hostname or "").lower(), path or "/")].append(res.sent_at)
         return res
 
-    class Recording(Fetcher):
+    class Recording:  # a mixin over either client
         async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
             return note(url, await super().fetch(url, extra_headers))
 
@@ -164,15 +164,16 @@ def record_sends(monkeypatch: pytest.MonkeyPatch) -> Sends:
     return sends
 
 
-def with_fetcher_mixin(monkeypatch: pytest.MonkeyPatch, mixin: type[Fetcher]) -> None:
-    """Make the crawls of this test fetch with ``mixin`` (a ``Fetcher`` subclass that
-    overrides methods and calls ``super()``) over whichever client their settings choose
-    (``fetch.http_client``)."""
+def with_fetcher_mixin(monkeypatch: pytest.MonkeyPatch, mixin: type) -> None:
+    """Make the crawls of this test fetch with ``mixin`` (a class that overrides
+    ``HttpClient`` methods and calls ``super()``) over whichever client their settings
+    choose (``fetch.http_client``)."""
 
-    def opened(config: FetchConfig) -> Fetcher:
+    def opened(config: FetchConfig) -> HttpClient:
         client = fetcher_class(config.client)
+        assert isinstance(client, type)
         mixed = type(f"{mixin.__name__}{client.__name__}", (mixin, client), {})
-        fetcher: Fetcher = mixed(config)
+        fetcher: HttpClient = mixed(config)
         return fetcher
 
     monkeypatch.setattr(node_module, "open_fetcher", opened)

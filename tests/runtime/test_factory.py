@@ -18,8 +18,8 @@ from headway.runtime import factory as factory_module
 from headway.runtime.crawldir import CrawlDir
 from headway.runtime.factory import build_node_parts, open_frontier
 from headway.runtime.scheduler import PageJob
-from headway.runtime.worker import ThreadWorker
 from headway.settings import build_settings
+from headway.threads import ThreadWorker
 from tests.frontier.conftest import entry
 
 UA = "testbot/1.0 (+https://example.org/bot)"

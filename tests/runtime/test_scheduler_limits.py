@@ -11,7 +11,7 @@ from headway.policy.politeness import HostLimitParams
 from headway.policy.robots import RobotsCache
 from headway.policy.schedule import Refill
 from headway.runtime.scheduler import Scheduler
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 from headway.urls.fingerprint import fingerprint
 
 

@@ -36,8 +36,8 @@ from headway.runtime.metrics import Counters
 from headway.runtime.recrawl import NoRecrawl
 from headway.runtime.scheduler import Job, PageJob, Scheduler
 from headway.runtime.stage import Stage
-from headway.runtime.worker import ThreadWorker
 from headway.settings import build_settings
+from headway.threads import ThreadWorker
 from headway.urls.fingerprint import fingerprint
 
 T0 = 1_000_000.0

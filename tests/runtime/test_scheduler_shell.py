@@ -15,7 +15,7 @@ from headway.policy.outcome import Outcome
 from headway.policy.politeness import HostLimitParams
 from headway.policy.robots import RobotsCache, RobotsKind, RobotsRules, robots_from_response
 from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 from headway.urls.fingerprint import fingerprint
 
 UA = "testbot/1.0 (+https://example.org/bot)"

@@ -17,7 +17,7 @@ from pathlib import Path
 from headway.console.app import ConsoleServer
 from headway.console.sources import ControlDesk, DirSource, SharedSource, Source
 from headway.control import CrawlRef
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 
 DEFAULT_PORT = 8787
 

@@ -2,10 +2,9 @@
 crawl directory, or a shared crawl of many nodes) and steering it through the control
 log.
 
-- ``book``: what the node keeps for the console besides its statistics (per-host
-  counters, recent problems, seeds, the last hour's history); a counter or two per page.
-- ``snapshot``: the console's JSON, built from a running node (bounded top lists), and
-  the node's task writing it to ``console.json`` and, in a shared crawl, to Redis.
+What a console shows is built by the node (``runtime/book.py``, ``runtime/snapshot.py``);
+this package only reads it, serves it and sends controls, so it sits above ``runtime``.
+
 - ``sources``: where a console reads a crawl from (the node in this process, a crawl
   directory, a shared crawl in Redis) and where its controls go (the control log).
 - ``app``: the aiohttp application (the page, ``/api/state``, ``/api/hosts``,

@@ -39,10 +39,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from headway.console.snapshot import SORTS
 from headway.console.sources import ControlDesk, Source
 from headway.errors import ConfigError, ControlError, HeadwayError
 from headway.frontier.storeurl import mask_store_url
+from headway.runtime.snapshot import SORTS
 
 log = logging.getLogger(__name__)
 

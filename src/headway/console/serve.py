@@ -9,11 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from headway.console.app import ConsoleServer
-from headway.console.snapshot import Snapshotter
 from headway.console.sources import ControlDesk, LiveSource, SharedSource, Source
 from headway.control import CrawlRef
-from headway.runtime.worker import ThreadWorker
+from headway.runtime.snapshot import Snapshotter
 from headway.settings import Settings
+from headway.threads import ThreadWorker
 
 
 def node_console(

@@ -28,13 +28,13 @@ from typing import Any, Protocol
 
 import orjson
 
-from headway.console.snapshot import CONSOLE_FILE, Snapshotter, host_row
 from headway.console.view import crawl_view
 from headway.control import Control, ControlKind, ControlLog, CrawlRef, check_args
 from headway.control import open_control_log as _open_control_log
 from headway.errors import HeadwayError
 from headway.frontier.storeurl import mask_store_url
-from headway.runtime.worker import ThreadWorker
+from headway.runtime.snapshot import CONSOLE_FILE, Snapshotter, host_row
+from headway.threads import ThreadWorker
 
 #: Controls the page shows (the latest).
 CONTROLS_SHOWN = 50

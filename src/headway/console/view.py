@@ -21,8 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from headway.console.book import HISTORY_STEP, PROBLEMS
-from headway.console.snapshot import top_lists
+from headway.runtime.book import HISTORY_STEP, PROBLEMS
+from headway.runtime.snapshot import top_lists
 
 #: Seconds after which a snapshot that says ``running`` is shown as not answering.
 STALE_AFTER = 15.0

@@ -46,6 +46,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol, Self
 
 import aiohttp
 from aiohttp.connector import Connection
@@ -63,8 +64,11 @@ from headway.policy.outcome import Outcome, outcome_for_status
 __all__ = [
     "MAX_ROBOTS_REDIRECTS",
     "FetchConfig",
+    "FetchCore",
     "FetchStats",
     "Fetcher",
+    "HttpClient",
+    "Transport",
     "classify_error",
     "decode_off_loop",
     "robots_redirect_target",
@@ -201,18 +205,58 @@ async def decode_off_loop(
     return await loop.run_in_executor(executor, decode_content, raw, encoding, max_decoded)
 
 
-class Fetcher:
-    """Async HTTP client; use as ``async with Fetcher(config) as f: await f.fetch(url)``."""
+class HttpClient(Protocol):
+    """What the fetch stage uses of an HTTP client; ``Fetcher`` (aiohttp) and
+    ``CurlFetcher`` (libcurl, ``fetch/curl.py``) each implement it. Use as
+    ``async with client: await client.fetch(url)``."""
 
-    def __init__(self, config: FetchConfig) -> None:
-        self._config = config
-        self._guard = AddressGuard(
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def describe(self) -> str:
+        """The HTTP client and its version, for the start-up log."""
+        ...
+
+    def statistics(self) -> FetchStats: ...
+
+    async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult: ...
+
+    async def fetch_document(self, url: str, extra_headers: Headers = ()) -> FetchResult: ...
+
+    async def fetch_robots(self, url: str) -> FetchResult: ...
+
+
+class Transport(Protocol):
+    """One exchange's wire part, a client's own: send the request for ``target`` and
+    read the response into ``ex`` (the body up to ``max_body``) within the total
+    time-out; (None, None) when it ended well, else the outcome and error of how it
+    failed."""
+
+    async def __call__(
+        self, target: URL, ex: Exchange, max_body: int, extra: Headers
+    ) -> tuple[Outcome | None, str | None]: ...
+
+
+class FetchCore:
+    """What both clients share around their ``Transport``: the URL checks (scheme,
+    credentials, IP literals against the guard), the request headers, the connection
+    slots, the counters, the decoding and the ``FetchResult``; and the crawler's
+    resolver and TLS context, for the transport to use."""
+
+    def __init__(self, config: FetchConfig, transport: Transport) -> None:
+        self.config = config
+        self._transport = transport
+        self.guard = AddressGuard(
             allow_loopback=config.allow_loopback, allow_private=config.allow_private
         )
         self._slots = asyncio.Semaphore(max(1, config.max_connections))
         self._decoder = ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="headway-decode")
-        self._session: aiohttp.ClientSession | None = None
-        self._resolver: CrawlResolver | None = None
         self._requests = 0
         self._in_flight = 0
         self._bytes = 0
@@ -224,71 +268,25 @@ class Fetcher:
         }
         if config.accept_language:
             headers["Accept-Language"] = config.accept_language
-        self._headers = headers
-        self._tls = client_context(config.ca_file)
+        self.headers = headers
+        self.tls = client_context(config.ca_file)
 
-    def _new_resolver(self) -> CrawlResolver:
+    def new_resolver(self) -> CrawlResolver:
         """The crawler's resolver (overrides, DNS cache, the address guard; the proxy's
         name exempt from the guard)."""
-        cfg = self._config
+        cfg = self.config
         proxy_host = URL(cfg.proxy).host if cfg.proxy else None
         return CrawlResolver(
             overrides=cfg.resolve,
-            guard=self._guard,
+            guard=self.guard,
             dns_ttl=cfg.dns_ttl,
             hosts=cfg.hosts,
             exempt_hosts=(proxy_host,) if proxy_host else (),
         )
 
-    async def __aenter__(self) -> Fetcher:
-        cfg = self._config
-        self._resolver = self._new_resolver()
-        connector = aiohttp.TCPConnector(
-            limit=cfg.max_connections,
-            limit_per_host=0,
-            resolver=self._resolver,
-            use_dns_cache=False,
-            enable_cleanup_closed=True,
-            ssl=self._tls,
-            keepalive_timeout=cfg.keepalive,
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            request_class=_SentRequest,
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            timeout=aiohttp.ClientTimeout(
-                total=None,
-                connect=None,
-                sock_connect=cfg.connect_timeout,
-                sock_read=cfg.read_timeout,
-            ),
-            response_class=_PeerResponse,
-            max_line_size=MAX_HEADER_LINE,
-            max_field_size=MAX_HEADER_LINE,
-        )
-        # aiohttp sends an idempotent request a second time, unseen, when a reused
-        # keep-alive connection was closed by the peer; every request must be one the
-        # crawl records (and the limiter counted), so a closed connection is an outcome.
-        if not hasattr(self._session, "_retry_connection"):
-            raise RuntimeError("this aiohttp cannot turn off its silent retry")
-        self._session._retry_connection = False
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+    def close(self) -> None:
+        """Stop the decoding thread (a client's ``__aexit__``)."""
         self._decoder.shutdown(wait=False, cancel_futures=True)
-
-    def describe(self) -> str:
-        """The HTTP client and its version, for the start-up log."""
-        return f"aiohttp {aiohttp.__version__}"
 
     def statistics(self) -> FetchStats:
         return FetchStats(
@@ -301,19 +299,19 @@ class Fetcher:
     async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
         """GET ``url`` once, redirects not followed; ``extra_headers`` are sent besides
         the client's own (e.g. the validators of a conditional revisit)."""
-        cfg = self._config
+        cfg = self.config
         return await self._fetch(url, cfg.max_body, cfg.max_decoded, extra_headers)
 
     async def fetch_document(self, url: str, extra_headers: Headers = ()) -> FetchResult:
         """``fetch`` for a document (a sitemap, a feed): raw and decoded bodies are each
         kept up to ``max_document`` bytes instead of the page limits."""
-        cap = self._config.max_document
+        cap = self.config.max_document
         return await self._fetch(url, cap, cap, extra_headers)
 
     async def fetch_robots(self, url: str) -> FetchResult:
         """GET one robots.txt URL (one hop: a redirect is returned, see
         ``robots_redirect_target``) with the robots.txt size cap."""
-        cap = self._config.max_robots
+        cap = self.config.max_robots
         return await self._fetch(url, cap, cap)
 
     async def _fetch(
@@ -337,7 +335,7 @@ class Fetcher:
             host = f"[{host}]"
         if url.explicit_port:
             host = f"{host}:{url.port}"
-        return (("Host", host), *self._headers.items(), *extra)
+        return (("Host", host), *self.headers.items(), *extra)
 
     def _prepare(
         self, url: str, started_at: float, t0: float, extra: Headers
@@ -360,7 +358,7 @@ class Fetcher:
             url = str(target)
         ex = Exchange(self._planned_headers(target, extra))
         literal = _ip_literal(target.raw_host)
-        if literal is not None and (reason := self._guard.refusal(literal)) is not None:
+        if literal is not None and (reason := self.guard.refusal(literal)) is not None:
             ex.ip = literal
             refused = f"{literal} refused: {reason}"
             return failed_result(url, started_at, t0, Outcome.BLOCKED_ADDRESS, refused, ex)
@@ -384,60 +382,6 @@ class Fetcher:
         # Headers arrived, the body did not finish: keep what was read.
         ex.cut = "time" if outcome is Outcome.TIMEOUT else "disconnect"
         return await self._result(url, started_at, t0, ex, max_decoded, error, outcome)
-
-    async def _transport(
-        self, target: URL, ex: Exchange, max_body: int, extra: Headers
-    ) -> tuple[Outcome | None, str | None]:
-        """Send the request and read the response into ``ex`` (the body up to
-        ``max_body``) within the total time-out: (None, None) when it ended well, else
-        the outcome and error of how it failed. This client's: aiohttp."""
-        if self._session is None:
-            raise RuntimeError("Fetcher used outside 'async with'")
-        try:
-            async with asyncio.timeout(self._config.total_timeout):
-                await self._request(target, ex, max_body, extra)
-        except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
-            return classify_error(exc)
-        finally:
-            if ex.response is not None:
-                ex.response.close()
-        return None, None
-
-    async def _request(self, url: URL, ex: Exchange, max_body: int, extra: Headers) -> None:
-        assert self._session is not None
-        token = _EXCHANGE.set(ex)
-        try:
-            await self._send(url, ex, max_body, extra)
-        finally:
-            _EXCHANGE.reset(token)
-
-    async def _send(self, url: URL, ex: Exchange, max_body: int, extra: Headers) -> None:
-        assert self._session is not None
-        async with self._session.get(
-            url,
-            headers={**self._headers, **dict(extra)} if extra else self._headers,
-            allow_redirects=False,
-            proxy=self._config.proxy,
-        ) as resp:
-            ex.response = resp
-            ex.status = resp.status
-            ex.reason = resp.reason or ""
-            ex.request_headers = tuple(resp.request_info.headers.items())
-            ex.headers = tuple((_text(k), _text(v)) for k, v in resp.raw_headers)
-            if resp.version:
-                ex.version = f"{resp.version.major}.{resp.version.minor}"
-            if isinstance(resp, _PeerResponse):
-                ex.ip = resp.peer_ip
-            while ex.size < max_body:
-                chunk = await resp.content.read(min(READ_CHUNK, max_body - ex.size))
-                if not chunk:
-                    return
-                ex.chunks.append(chunk)
-                ex.size += len(chunk)
-            # At the limit: anything further means the body was cut.
-            if not resp.content.at_eof() and await resp.content.readany():
-                ex.cut = "length"
-                resp.close()
 
     async def _result(
         self,
@@ -480,3 +424,133 @@ class Fetcher:
             sent_at=ex.sent_at,
             error=error,
         )
+
+
+class Fetcher:
+    """The aiohttp client (``HttpClient``); use as ``async with Fetcher(config) as f:
+    await f.fetch(url)``."""
+
+    def __init__(self, config: FetchConfig) -> None:
+        self._core = FetchCore(config, self._transport)
+        self._config = config
+        self._session: aiohttp.ClientSession | None = None
+        self._resolver: CrawlResolver | None = None
+
+    async def __aenter__(self) -> Self:
+        cfg = self._config
+        self._resolver = self._core.new_resolver()
+        connector = aiohttp.TCPConnector(
+            limit=cfg.max_connections,
+            limit_per_host=0,
+            resolver=self._resolver,
+            use_dns_cache=False,
+            enable_cleanup_closed=True,
+            ssl=self._core.tls,
+            keepalive_timeout=cfg.keepalive,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            request_class=_SentRequest,
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=aiohttp.ClientTimeout(
+                total=None,
+                connect=None,
+                sock_connect=cfg.connect_timeout,
+                sock_read=cfg.read_timeout,
+            ),
+            response_class=_PeerResponse,
+            max_line_size=MAX_HEADER_LINE,
+            max_field_size=MAX_HEADER_LINE,
+        )
+        # aiohttp sends an idempotent request a second time, unseen, when a reused
+        # keep-alive connection was closed by the peer; every request must be one the
+        # crawl records (and the limiter counted), so a closed connection is an outcome.
+        if not hasattr(self._session, "_retry_connection"):
+            raise RuntimeError("this aiohttp cannot turn off its silent retry")
+        self._session._retry_connection = False
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        self._core.close()
+
+    def statistics(self) -> FetchStats:
+        return self._core.statistics()
+
+    async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
+        """``FetchCore.fetch``: GET ``url`` once, redirects not followed."""
+        return await self._core.fetch(url, extra_headers)
+
+    async def fetch_document(self, url: str, extra_headers: Headers = ()) -> FetchResult:
+        """``FetchCore.fetch_document``: a sitemap or a feed, with its own limit."""
+        return await self._core.fetch_document(url, extra_headers)
+
+    async def fetch_robots(self, url: str) -> FetchResult:
+        """``FetchCore.fetch_robots``: one robots.txt URL, one hop."""
+        return await self._core.fetch_robots(url)
+
+    def describe(self) -> str:
+        """The HTTP client and its version, for the start-up log."""
+        return f"aiohttp {aiohttp.__version__}"
+
+    async def _transport(
+        self, target: URL, ex: Exchange, max_body: int, extra: Headers
+    ) -> tuple[Outcome | None, str | None]:
+        """Send the request and read the response into ``ex`` (the body up to
+        ``max_body``) within the total time-out: (None, None) when it ended well, else
+        the outcome and error of how it failed. This client's ``Transport``: aiohttp."""
+        if self._session is None:
+            raise RuntimeError("Fetcher used outside 'async with'")
+        try:
+            async with asyncio.timeout(self._core.config.total_timeout):
+                await self._request(target, ex, max_body, extra)
+        except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+            return classify_error(exc)
+        finally:
+            if ex.response is not None:
+                ex.response.close()
+        return None, None
+
+    async def _request(self, url: URL, ex: Exchange, max_body: int, extra: Headers) -> None:
+        assert self._session is not None
+        token = _EXCHANGE.set(ex)
+        try:
+            await self._send(url, ex, max_body, extra)
+        finally:
+            _EXCHANGE.reset(token)
+
+    async def _send(self, url: URL, ex: Exchange, max_body: int, extra: Headers) -> None:
+        assert self._session is not None
+        async with self._session.get(
+            url,
+            headers={**self._core.headers, **dict(extra)} if extra else self._core.headers,
+            allow_redirects=False,
+            proxy=self._core.config.proxy,
+        ) as resp:
+            ex.response = resp
+            ex.status = resp.status
+            ex.reason = resp.reason or ""
+            ex.request_headers = tuple(resp.request_info.headers.items())
+            ex.headers = tuple((_text(k), _text(v)) for k, v in resp.raw_headers)
+            if resp.version:
+                ex.version = f"{resp.version.major}.{resp.version.minor}"
+            if isinstance(resp, _PeerResponse):
+                ex.ip = resp.peer_ip
+            while ex.size < max_body:
+                chunk = await resp.content.read(min(READ_CHUNK, max_body - ex.size))
+                if not chunk:
+                    return
+                ex.chunks.append(chunk)
+                ex.size += len(chunk)
+            # At the limit: anything further means the body was cut.
+            if not resp.content.at_eof() and await resp.content.readany():
+                ex.cut = "length"
+                resp.close()

@@ -1,13 +1,16 @@
 """The fetch stage's HTTP clients, by the name ``fetch.http_client`` gives them:
 ``"aiohttp"`` (``Fetcher``, the default) and ``"curl"`` (``CurlFetcher``: libcurl through
-pycurl, installed with the ``curl`` extra; ``docs/architecture.md``, Fetch)."""
+pycurl, installed with the ``curl`` extra; ``docs/architecture.md``, Fetch). Siblings,
+not a subclass and its base: each implements ``HttpClient`` around the shared
+``FetchCore`` with its own ``Transport``."""
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 
 from headway.errors import ConfigError
-from headway.fetch.client import FetchConfig, Fetcher
+from headway.fetch.client import FetchConfig, Fetcher, HttpClient
 
 __all__ = ["CLIENTS", "INSTALL_CURL", "check_client", "fetcher_class", "open_fetcher"]
 
@@ -33,7 +36,7 @@ def check_client(name: str) -> None:
         )
 
 
-def fetcher_class(name: str) -> type[Fetcher]:
+def fetcher_class(name: str) -> Callable[[FetchConfig], HttpClient]:
     """The client called ``name``; an unknown name is a ``ConfigError`` naming
     ``fetch.http_client``."""
     check_client(name)
@@ -44,7 +47,7 @@ def fetcher_class(name: str) -> type[Fetcher]:
     return Fetcher
 
 
-def open_fetcher(config: FetchConfig) -> Fetcher:
+def open_fetcher(config: FetchConfig) -> HttpClient:
     """The client ``config.client`` names, made for ``config`` (use it as ``async with``).
     A client that cannot be had (libcurl without pycurl) is a ``ConfigError`` naming
     ``fetch.http_client``."""

@@ -1,11 +1,12 @@
 """libcurl as the fetch stage's HTTP client (``fetch.http_client = "curl"``, the
-``curl`` extra): a ``Fetcher`` whose exchange runs in libcurl, driven by the event loop
+``curl`` extra): an ``HttpClient`` beside the aiohttp ``Fetcher``, sharing its
+``FetchCore``, whose exchange runs in libcurl, driven by the event loop
 (``fetch/curlloop.py``), so that connection set-up, TLS and HTTP parsing stay in C
 (``docs/performance.md``, *libcurl in the crawl*). The crawler's client's bounds hold
 (the table in ``docs/hostile-web.md``, *The same bounds with libcurl*):
 
-- URL checks, credentials, IP literals, request headers and the result are
-  ``Fetcher``'s; names go through the crawler's resolver and its allowed address is
+- URL checks, credentials, IP literals, request headers and the result are the
+  shared ``FetchCore``'s; names go through the crawler's resolver and its allowed address is
   pinned per transfer (``CURLOPT_RESOLVE``); every socket libcurl opens passes the
   guard (the proxy's excepted);
 - one call, one request: libcurl's own resend on a new connection is refused before
@@ -31,15 +32,15 @@ import ssl
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from yarl import URL
 
 from headway.errors import ConfigError
-from headway.fetch.client import FetchConfig, Fetcher
+from headway.fetch.client import FetchConfig, FetchCore, FetchStats
 from headway.fetch.exchange import Exchange
-from headway.fetch.resolver import AddressRefused
-from headway.fetch.result import Headers
+from headway.fetch.resolver import AddressRefused, CrawlResolver
+from headway.fetch.result import FetchResult, Headers
 from headway.fetch.tls import MAX_SESSIONS
 from headway.policy.outcome import Outcome
 
@@ -72,8 +73,8 @@ def system_authorities() -> Path | None:
     return None
 
 
-class CurlFetcher(Fetcher):
-    """``Fetcher`` on libcurl (see the module docstring)."""
+class CurlFetcher:
+    """The libcurl client (``HttpClient``; see the module docstring)."""
 
     def __init__(self, config: FetchConfig) -> None:
         if pycurl is None:
@@ -81,7 +82,9 @@ class CurlFetcher(Fetcher):
                 "fetch.http_client",
                 "'curl' needs pycurl, which is not installed (README, The HTTP client)",
             )
-        super().__init__(config)
+        self._core = FetchCore(config, self._transport)
+        self._config = config
+        self._resolver: CrawlResolver | None = None
         self._curl: CurlLoop | None = None
         self._shares: SessionShares | None = None
         self._share_of: dict[Any, Any] = {}  # handle -> the share it uses
@@ -93,11 +96,11 @@ class CurlFetcher(Fetcher):
         self._options: list[tuple[int, Any]] = []
         self._proxy_entry: list[str] = []
 
-    async def __aenter__(self) -> CurlFetcher:
+    async def __aenter__(self) -> Self:
         assert pycurl is not None
         cfg = self._config
         proxy = URL(cfg.proxy) if cfg.proxy else None
-        self._resolver = self._new_resolver()
+        self._resolver = self._core.new_resolver()
         self._loop = asyncio.get_running_loop()
         self._curl = CurlLoop(self._loop, self._finish)
         # idle connections are bounded by their age, as the crawler's client's are
@@ -137,6 +140,21 @@ class CurlFetcher(Fetcher):
             address = await self._resolver.resolve(proxy.raw_host, port)
             self._proxy_entry = [f"+{proxy.raw_host}:{port}:{address[0]['host']}"]
         return self
+
+    def statistics(self) -> FetchStats:
+        return self._core.statistics()
+
+    async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
+        """``FetchCore.fetch``: GET ``url`` once, redirects not followed."""
+        return await self._core.fetch(url, extra_headers)
+
+    async def fetch_document(self, url: str, extra_headers: Headers = ()) -> FetchResult:
+        """``FetchCore.fetch_document``: a sitemap or a feed, with its own limit."""
+        return await self._core.fetch_document(url, extra_headers)
+
+    async def fetch_robots(self, url: str) -> FetchResult:
+        """``FetchCore.fetch_robots``: one robots.txt URL, one hop."""
+        return await self._core.fetch_robots(url)
 
     def describe(self) -> str:
         assert pycurl is not None
@@ -178,14 +196,14 @@ class CurlFetcher(Fetcher):
         if self._ca_copy is not None:
             self._ca_copy.unlink(missing_ok=True)
             self._ca_copy = None
-        self._decoder.shutdown(wait=False, cancel_futures=True)
+        self._core.close()
 
     # -- one exchange
 
     async def _transport(
         self, target: URL, ex: Exchange, max_body: int, extra: Headers
     ) -> tuple[Outcome | None, str | None]:
-        """``Fetcher._transport`` through libcurl."""
+        """This client's ``Transport``: the exchange through libcurl."""
         if self._curl is None or self._resolver is None:
             raise RuntimeError("Fetcher used outside 'async with'")
         try:
@@ -275,7 +293,7 @@ class CurlFetcher(Fetcher):
         """libcurl is about to connect to ``address``: the guard sees it first."""
         host = address.addr[0]
         proxy = self._config.proxy
-        if not proxy and self._guard.refusal(host) is not None:
+        if not proxy and self._core.guard.refusal(host) is not None:
             return None  # libcurl: could not connect
         return HandedSocket(socket.socket(address.family, address.socktype, address.protocol))
 

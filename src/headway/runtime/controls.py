@@ -29,8 +29,8 @@ from headway.runtime.components import canon_options
 from headway.runtime.factory import NodeParts
 from headway.runtime.scheduler import Scheduler
 from headway.runtime.summary import StopReason
-from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
+from headway.threads import ThreadWorker
 from headway.urls.canonical import CanonOptions
 from headway.urls.scope import OptOut
 from headway.urls.seeds import parse_seeds

@@ -38,9 +38,9 @@ from headway.runtime.scheduler import Scheduler, SkipHook
 from headway.runtime.stage import Stage
 from headway.runtime.storewriter import StoreWriter
 from headway.runtime.weights import page_host, page_weight, parse_cost, settle_weight
-from headway.runtime.worker import ThreadWorker
 from headway.settings import MIB, Settings, parse_host_limits
 from headway.store.cdxj import load_digests
+from headway.threads import ThreadWorker
 from headway.urls.scope import OptOut
 from headway.work.items import FetchedPage, SettleItem, Work
 

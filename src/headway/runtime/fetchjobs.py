@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from headway import crashpoints
 from headway.crashpoints import CrashPoint
-from headway.fetch.client import MAX_ROBOTS_REDIRECTS, Fetcher, robots_redirect_target
+from headway.fetch.client import MAX_ROBOTS_REDIRECTS, HttpClient, robots_redirect_target
 from headway.fetch.result import FetchResult
 from headway.frontier.store import LeasedUrl, UrlEntry
 from headway.parse.handler import HEAD_BYTES
@@ -62,7 +62,7 @@ class RobotsFetch:
 
     def __init__(
         self,
-        fetcher: Fetcher,
+        fetcher: HttpClient,
         scheduler: Scheduler,
         settings: Settings,
         counters: Counters,
@@ -283,7 +283,7 @@ class PageFetch:
 
     def __init__(
         self,
-        fetcher: Fetcher,
+        fetcher: HttpClient,
         scheduler: Scheduler,
         settings: Settings,
         counters: Counters,

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 
 from headway.frontier.store import FrontierStore, LeasedUrl
 from headway.runtime.stats import LeaseStats
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 
 
 class LeaseBook:

@@ -29,7 +29,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from headway.console.book import ConsoleBook
+from headway.runtime.book import ConsoleBook
 from headway.runtime.stats import FetchStats, NodeStats
 
 log = logging.getLogger(__name__)

@@ -24,10 +24,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from headway import crashpoints
-from headway.console.snapshot import Snapshotter
 from headway.control.applier import ControlApplier
 from headway.crashpoints import CrashPoint
-from headway.fetch.client import Fetcher
+from headway.fetch.client import HttpClient
 from headway.fetch.clients import open_fetcher
 from headway.frontier.store import FrontierCounts, UrlEntry
 from headway.parse.handlers import load_handlers
@@ -55,6 +54,7 @@ from headway.runtime.seeding import (
     rules_for_seeds,
     shared_seeds,
 )
+from headway.runtime.snapshot import Snapshotter
 from headway.runtime.stats import NodeStats
 from headway.runtime.summary import CrawlSummary, StopReason, process_cpu_seconds
 from headway.settings import Settings
@@ -132,7 +132,7 @@ class Node:
         self.requeued_at_stop = 0  # fetched pages a stop put back unparsed (summary)
         self.seeds_added = 0
         self._page_budget = math.inf
-        self._fetcher: Fetcher | None = None  # while the pipeline runs
+        self._fetcher: HttpClient | None = None  # while the pipeline runs
         self.loop_lag = LoopLagProbe()  # runs with the pipeline's tasks
         self._born = time.time()  # a stop control recorded before this is not for this run
         self.controls: ControlApplier | None = None

@@ -9,15 +9,15 @@ import time
 from collections.abc import Callable, Iterable
 
 from headway import __version__
-from headway.console.book import ConsoleBook
-from headway.console.snapshot import PUBLISH_TTL, SnapshotParts
 from headway.control.applier import ControlApplier, ControlStats
-from headway.fetch.client import Fetcher
+from headway.fetch.client import HttpClient
 from headway.frontier.store import FrontierCounts
+from headway.runtime.book import ConsoleBook
 from headway.runtime.factory import NodeParts
 from headway.runtime.looplag import LoopLagProbe
 from headway.runtime.metrics import Counters
 from headway.runtime.reach import HostReach
+from headway.runtime.snapshot import PUBLISH_TTL, SnapshotParts
 from headway.runtime.stats import NodeStats, RecrawlStats
 from headway.runtime.summary import (
     CrawlSummary,
@@ -43,7 +43,7 @@ def node_statistics(
     started: float,
     in_flight: int,
     counters: Counters,
-    fetcher: Fetcher | None,
+    fetcher: HttpClient | None,
     admission: Admission,
     frontier: FrontierCounts | None,
     loop_lag: LoopLagProbe,
@@ -77,7 +77,7 @@ def node_statistics(
 def snapshot_parts(
     parts: NodeParts, settings: Settings, book: ConsoleBook, stats: Callable[[], NodeStats]
 ) -> SnapshotParts:
-    """What the node's console snapshot reads (``console/snapshot.py``)."""
+    """What the node's console snapshot reads (``runtime/snapshot.py``)."""
     shared = parts.frontier.shared()
     return SnapshotParts(
         node_id=parts.node_id,

@@ -50,7 +50,7 @@ from headway.policy.schedule import (
 )
 from headway.runtime.leases import LeaseBook
 from headway.runtime.stats import HostRow, SchedulerStats
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 from headway.urls.scope import OptOut
 
 __all__ = ["HostPressure", "Job", "PageJob", "RobotsJob", "Scheduler", "SkipHook"]

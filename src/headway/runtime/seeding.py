@@ -18,8 +18,8 @@ from headway.errors import ConfigError
 from headway.frontier.store import FrontierStore, SharedCrawl
 from headway.policy.quality import QualityBook
 from headway.runtime.components import retry_params
-from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
+from headway.threads import ThreadWorker
 from headway.urls.canonical import CanonOptions, host_key
 from headway.urls.scope import OptOut, Scope, ScopeMode, SeedScope
 from headway.work.admission import Admission

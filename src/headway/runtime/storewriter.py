@@ -40,7 +40,6 @@ from headway.parse.page import Outlinks
 from headway.policy.aiuse import Use, reserved
 from headway.runtime.crawldir import CrawlPaths
 from headway.runtime.stats import StoreStats
-from headway.runtime.worker import ThreadWorker
 from headway.settings import Settings
 from headway.store.cdxj import CdxjWriter
 from headway.store.cdxjsort import discard_leftovers, sort_index
@@ -54,6 +53,7 @@ from headway.store.warc import (
     payload_digest,
     warc_date,
 )
+from headway.threads import ThreadWorker
 from headway.work.items import FetchedPage, Revisit, RobotsAnswer, SkippedUrl, Work
 
 log = logging.getLogger(__name__)

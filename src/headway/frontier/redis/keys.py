@@ -23,7 +23,7 @@ Per crawl, tag ``{C}`` (one slot, small keys):
 - ``hw:{C}:nodes`` ZSET: N scored by its last heartbeat (unix time); live = recent.
 - ``hw:{C}:node:N`` STRING with a TTL: the node's published statistics (JSON).
 - ``hw:{C}:console:N`` STRING with a TTL: the node's console snapshot (JSON, see
-  ``console/snapshot.py``), renewed every few seconds while the node runs.
+  ``runtime/snapshot.py``), renewed every few seconds while the node runs.
 - ``hw:{C}:controls`` LIST: the control log, one JSON record per control; a control's
   sequence number is its 1-based position (``control/redis_log.py``).
 

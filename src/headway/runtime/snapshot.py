@@ -29,12 +29,12 @@ from typing import Any
 
 import orjson
 
-from headway.console.book import ConsoleBook
 from headway.frontier.store import SHED_HOST_BUDGET, FrontierStore
 from headway.policy.politeness import HostLimitStats
 from headway.policy.schedule import ScheduleCore
+from headway.runtime.book import ConsoleBook
 from headway.runtime.stats import NodeStats
-from headway.runtime.worker import ThreadWorker
+from headway.threads import ThreadWorker
 
 log = logging.getLogger(__name__)
 

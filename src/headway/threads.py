@@ -1,7 +1,9 @@
 """A single OS thread that runs blocking calls (SQLite, WARC gzip) off the event loop.
 
 One thread per resource keeps the resource single-threaded (SQLite connections and the
-WARC writer need no locks) while the event loop only awaits.
+WARC writer need no locks) while the event loop only awaits. It is the node's, the
+console's and the store writer's alike, so it sits below them all and imports nothing of
+headway.
 """
 
 from __future__ import annotations
