@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from headway.cli.sharedflags import add_shared_crawl_flags
 from headway.console.app import ConsoleServer
 from headway.console.sources import ControlDesk, DirSource, SharedSource, Source
 from headway.control import CrawlRef
@@ -32,14 +32,7 @@ def add_console_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> No
         "crawl's control log.",
     )
     p.add_argument("out", type=Path, nargs="?", default=None, help="crawl directory")
-    p.add_argument(
-        "--store",
-        default=os.environ.get("HEADWAY_STORE", ""),
-        help="the shared crawl's store (redis://...)",
-    )
-    p.add_argument(
-        "--crawl-id", default=os.environ.get("HEADWAY_CRAWL_ID"), help="the shared crawl's id"
-    )
+    add_shared_crawl_flags(p)
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: 8787)")
     p.add_argument(
         "--host",

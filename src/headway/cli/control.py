@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from headway.cli.sharedflags import add_shared_crawl_flags
 from headway.control.log import Control, ControlKind, check_args, describe
 from headway.control.target import MARKER, CrawlRef, cli_origin, connect_shared, open_control_log
 from headway.errors import ControlError, StoreError
@@ -39,16 +39,7 @@ def add_crawl_args(parser: argparse.ArgumentParser, *, items: str | None = None)
         parser.add_argument(
             "items", nargs="+", metavar="[DIR] ITEM", help=f"crawl directory, then {items}"
         )
-    parser.add_argument(
-        "--store",
-        default=os.environ.get("HEADWAY_STORE", ""),
-        help="the shared crawl's store URL, e.g. redis://host:6379/0 (env HEADWAY_STORE)",
-    )
-    parser.add_argument(
-        "--crawl-id",
-        default=os.environ.get("HEADWAY_CRAWL_ID"),
-        help="the shared crawl's id (env HEADWAY_CRAWL_ID)",
-    )
+    add_shared_crawl_flags(parser)
 
 
 def add_control_parsers(add_parser: Any) -> None:

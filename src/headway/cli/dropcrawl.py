@@ -6,9 +6,9 @@ what it removed. What the nodes wrote into their crawl directories is left alone
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
+from headway.cli.sharedflags import add_shared_crawl_flags
 from headway.errors import ControlError, StoreError
 
 
@@ -21,16 +21,7 @@ def add_drop_parser(add_parser: Any) -> None:
         "node of the crawl is live, unless --force. The nodes' crawl directories (WARC "
         "files, index, crawl logs) are left as they are.",
     )
-    p.add_argument(
-        "--store",
-        default=os.environ.get("HEADWAY_STORE", ""),
-        help="the shared crawl's store URL, e.g. redis://host:6379/0 (env HEADWAY_STORE)",
-    )
-    p.add_argument(
-        "--crawl-id",
-        default=os.environ.get("HEADWAY_CRAWL_ID"),
-        help="the shared crawl's id (env HEADWAY_CRAWL_ID)",
-    )
+    add_shared_crawl_flags(p)
     p.add_argument(
         "--force",
         action="store_true",

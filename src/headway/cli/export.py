@@ -4,11 +4,11 @@ bar on a terminal and one summary line at the end."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from headway.cli.sharedflags import add_shared_crawl_flags
 from headway.errors import ExportError
 
 _HELP = "package a crawl (its directories' WARC files, index and pages) as one WACZ file"
@@ -27,16 +27,7 @@ def add_export_parser(add_parser: Any) -> None:
     p = add_parser("export", help=_HELP, description=_DESCRIPTION)
     p.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="crawl directories")
     p.add_argument("--wacz", type=Path, required=True, metavar="OUT.wacz", help="output file")
-    p.add_argument(
-        "--store",
-        default=os.environ.get("HEADWAY_STORE", ""),
-        help="the shared crawl's store URL the directories belong to (env HEADWAY_STORE)",
-    )
-    p.add_argument(
-        "--crawl-id",
-        default=os.environ.get("HEADWAY_CRAWL_ID"),
-        help="the shared crawl's id (env HEADWAY_CRAWL_ID)",
-    )
+    add_shared_crawl_flags(p)
     p.add_argument("--title", default=None, help="the collection's title (datapackage.json)")
     p.add_argument("--description", default=None, help="its description (Markdown)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

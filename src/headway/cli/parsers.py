@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 from pathlib import Path
 from typing import Any
 
 from headway import __version__
+from headway.cli.sharedflags import add_shared_crawl_flags
 from headway.settings import KEYS, Key
 
 _SHORT = {"out": "-o", "quiet": "-q"}
@@ -116,16 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     status.add_argument("out", type=Path, nargs="?", default=None, help="crawl directory")
     status.add_argument("--json", action="store_true", help="machine-readable output")
-    status.add_argument(
-        "--store",
-        default=os.environ.get("HEADWAY_STORE", ""),
-        help="frontier backend of the crawl (default: the embedded store in the directory)",
-    )
-    status.add_argument(
-        "--crawl-id",
-        default=os.environ.get("HEADWAY_CRAWL_ID"),
-        help="the shared crawl's id (with a redis --store)",
-    )
+    add_shared_crawl_flags(status)
     from headway.cli.console import add_console_parser
     from headway.cli.control import add_control_parsers
     from headway.cli.report import add_report_parser

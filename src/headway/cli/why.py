@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from headway.cli.sharedflags import add_shared_crawl_flags
 from headway.control.target import CrawlRef, frontier_file
 from headway.errors import ControlError, HeadwayError, StoreError
 from headway.frontier.store import FoundUrl
@@ -31,16 +31,7 @@ def add_why_parser(add_parser: Any) -> None:
     )
     p.add_argument("url", help="the URL, as found or as canonical")
     p.add_argument("out", type=Path, nargs="?", default=None, help="crawl directory")
-    p.add_argument(
-        "--store",
-        default=os.environ.get("HEADWAY_STORE", ""),
-        help="the shared crawl's store URL, e.g. redis://host:6379/0 (env HEADWAY_STORE)",
-    )
-    p.add_argument(
-        "--crawl-id",
-        default=os.environ.get("HEADWAY_CRAWL_ID"),
-        help="the shared crawl's id (env HEADWAY_CRAWL_ID)",
-    )
+    add_shared_crawl_flags(p)
     p.add_argument(
         "--logs",
         type=Path,
