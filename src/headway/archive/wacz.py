@@ -44,7 +44,7 @@ from headway import __version__
 from headway.archive.pages import PageCounts, RecordReader, page_lines
 from headway.archive.sources import ExportSource
 from headway.errors import ExportError
-from headway.store.cdxj import parse_cdxj_line
+from headway.store.cdxj import record_extent
 from headway.store.cdxjsort import sorted_lines
 
 WACZ_VERSION = "1.1.1"
@@ -144,21 +144,9 @@ class _Lines:
 
 
 def _index_line_ok(line: bytes, valid: dict[str, int]) -> bool:
-    try:
-        parsed = parse_cdxj_line(line.decode("utf-8"))
-    except UnicodeDecodeError:
-        return False
-    if parsed is None:
-        return False
-    fields = parsed[2]
-    name = fields.get("filename")
-    if not isinstance(name, str) or name not in valid:
-        return False
-    try:
-        end = int(str(fields["offset"])) + int(str(fields["length"]))
-    except (KeyError, ValueError):
-        return False
-    return end <= valid[name]
+    """The line names a record that lies whole within the bytes packaged of its file."""
+    extent = record_extent(line)
+    return extent is not None and extent[0] in valid and extent[1] <= valid[extent[0]]
 
 
 def write_wacz(

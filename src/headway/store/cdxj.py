@@ -76,6 +76,26 @@ def parse_cdxj_line(line: str) -> tuple[str, str, dict[str, object]] | None:
     return parts[0], parts[1], fields
 
 
+def record_extent(raw: bytes) -> tuple[str, int] | None:
+    """(WARC file name, end offset of the record) of an index line read as bytes; None
+    when the line is not a complete CDXJ line naming its record's file, offset and
+    length."""
+    try:
+        parsed = parse_cdxj_line(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    if parsed is None:
+        return None
+    fields = parsed[2]
+    name = fields.get("filename")
+    if not isinstance(name, str):
+        return None
+    try:
+        return name, int(str(fields["offset"])) + int(str(fields["length"]))
+    except (KeyError, ValueError):
+        return None
+
+
 class CdxjWriter(LineFile):
     """Appends index lines to ``path`` (created if missing)."""
 
