@@ -11,6 +11,7 @@ fuzzer's dictionary), so that random inputs reach past the first check.
 from __future__ import annotations
 
 import gzip
+import json
 import math
 import tempfile
 from collections.abc import Callable
@@ -29,6 +30,10 @@ from headway.parse.page import ParsedPage
 from headway.parse.sitemap import SITEMAP_HANDLER
 from headway.policy.retry_after import parse_retry_after
 from headway.policy.robots import RobotsKind, robots_from_response
+from headway.report.build import ReportBuilder
+from headway.report.ledger_render import to_json as ledger_json
+from headway.report.ledger_render import to_text as ledger_text
+from headway.report.politeness import LedgerBuilder
 from headway.settings import build_settings
 from headway.settings.sources import load_toml
 from headway.settings.tree import KEYS
@@ -456,13 +461,62 @@ WARC_TOKENS = (
 )
 
 
+_LOG_TEMPLATE: dict[str, object] = {
+    "time": "2024-05-01T12:00:00.123Z",
+    "url": "https://a.example/p",
+    "status": 200,
+    "outcome": "ok",
+    "bytes": 10,
+    "content_type": "text/html",
+    "digest": "sha1:AAAA",
+    "duration": 0.1,
+    "depth": 1,
+    "outlinks": 2,
+    "truncated": None,
+    "error": None,
+    "via": "https://a.example/",
+    "note": "robots.txt rules",
+    "sent": 1714564800.2,
+    "delay": 1.0,
+    "crawl_delay": 2.0,
+    "retry_after": 5.0,
+}
+
+
+def _read_lines(lines: list[str]) -> None:
+    entries = []
+    for line in lines:
+        try:
+            entries.append(parse_entry(line))
+        except ValueError:
+            continue
+    ledger = LedgerBuilder()  # the readers of crawl logs take whatever a line held
+    report = ReportBuilder()
+    for entry in entries:
+        format_entry(entry)
+        ledger.add(entry)
+        report.add(entry)
+    built = ledger.build("fuzz")
+    ledger_text(built)
+    json.dumps(ledger_json(built))
+    report.build(source="fuzz", seeds=report.root_urls(), frontier=None, controls=[])
+
+
 def crawl_log_line(data: bytes) -> object:
-    try:
-        entry = parse_entry(text(data))
-    except ValueError:
-        return None
-    format_entry(entry)
-    return entry
+    """The line as it is, and a good line with one key's value replaced by the rest of
+    the input (JSON when it parses, else text), read by the report and the ledger."""
+    lines = [text(data)]
+    if data:
+        keys = sorted(_LOG_TEMPLATE)
+        values = dict(_LOG_TEMPLATE)
+        try:
+            value: object = json.loads(data[1:])
+        except ValueError:
+            value = text(data[1:])
+        values[keys[data[0] % len(keys)]] = value
+        lines += [json.dumps(values), json.dumps(_LOG_TEMPLATE)]
+    _read_lines(lines)
+    return None
 
 
 def cdxj_line(data: bytes) -> object:
@@ -568,7 +622,7 @@ TARGETS: dict[str, Target] = {
         Target("content_encoding", content_encoding, ENCODING_TOKENS),
         Target("robots_tag", robots_tag, ROBOTS_TAG_TOKENS, seconds=0.5, max_input=16 * 1024),
         Target("warc_recovery", warc_recovery, WARC_TOKENS),
-        Target("crawl_log", crawl_log_line, RECORD_TOKENS, seconds=0.5, max_input=16 * 1024),
+        Target("crawl_log", crawl_log_line, RECORD_TOKENS, max_input=16 * 1024),
         Target("cdxj", cdxj_line, RECORD_TOKENS, seconds=0.5, max_input=16 * 1024),
         Target("control", control_record, CONTROL_TOKENS, seconds=0.5, max_input=16 * 1024),
         Target("toml", toml_settings, TOML_TOKENS, allowed=(ConfigError,)),

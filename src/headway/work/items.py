@@ -24,7 +24,17 @@ from headway.parse.page import ParsedPage
 from headway.policy.decisions import SkippedUrl
 from headway.policy.revisit import Change, RevisitState, SitemapHint
 
-__all__ = ["FetchedPage", "Revisit", "RobotsAnswer", "SettleItem", "SkippedUrl", "Work"]
+__all__ = ["FetchedPage", "Pacing", "Revisit", "RobotsAnswer", "SettleItem", "SkippedUrl", "Work"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """The per-host rule a request was sent under, for the crawl log: the host's gap
+    (``delay``, seconds between two request starts) and the robots.txt Crawl-delay in
+    force (None: none asked)."""
+
+    delay: float
+    crawl_delay: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +58,7 @@ class FetchedPage:
     previous: RevisitState | None = None  # recrawl: the URL's state at its lease
     hint: SitemapHint | None = None  # recrawl: what a sitemap said before its first fetch
     requeue_at: float | None = None  # put back untried (a stop left it unparsed)
+    pacing: Pacing | None = None  # the per-host rule it was sent under
 
     @property
     def url(self) -> str:
@@ -67,6 +78,7 @@ class RobotsAnswer:
     result: FetchResult
     note: str
     sitemaps: tuple[UrlEntry, ...] = ()
+    pacing: Pacing | None = None  # the per-host rule it was sent under
 
     @property
     def depth(self) -> int:
