@@ -106,13 +106,10 @@ def read_ledger(ref: CrawlRef, *, logs: list[Path] | None = None) -> Ledger:
     if ref.store:
         if not dirs:
             raise ControlError(NEEDS_LOGS)
-        from headway.frontier.redis.connect import mask_store_url
-
-        source = f"crawl {ref.crawl_id} in {mask_store_url(ref.store)}"
     else:
         assert ref.directory is not None
         dirs.insert(0, ref.directory)
-        source = str(ref.directory)
+    source = ref.shown()
     builder = LedgerBuilder()
     lines = bad = 0
     for d in dirs:
