@@ -137,11 +137,18 @@ async def test_report_politeness_command_over_two_node_directories(
     b.mkdir()
     (a / "crawl-a.log.jsonl").write_text("".join(lines[0::2]))
     (b / "crawl-b.log.jsonl").write_text("".join(lines[1::2]))
-    joined = read_ledger(CrawlRef(a, "", None), logs=[b])
     whole = read_ledger(CrawlRef(out, "", None))
-    assert [(h.host, h.requests, h.smallest_gap) for h in joined.hosts] == [
-        (h.host, h.requests, h.smallest_gap) for h in whole.hosts
-    ]
+    rows = [(h.host, h.requests, h.smallest_gap, h.skipped, h.retry_after) for h in whole.hosts]
+    joined = read_ledger(CrawlRef(a, "", None), logs=[b])
+    assert [
+        (h.host, h.requests, h.smallest_gap, h.skipped, h.retry_after) for h in joined.hosts
+    ] == rows
+    # a shared crawl: the node directories given with --logs (the store is only named)
+    shared = read_ledger(CrawlRef(None, "redis://:s3cret@127.0.0.1:1/0", "news"), logs=[a, b])
+    assert [
+        (h.host, h.requests, h.smallest_gap, h.skipped, h.retry_after) for h in shared.hosts
+    ] == rows
+    assert shared.source == "crawl news in redis://:***@127.0.0.1:1/0"
 
     assert cli_main(["report", "--politeness", "--json", str(out)]) == 0
     data = json.loads(capsys.readouterr().out)
