@@ -118,9 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             stats = hypothesis_run(target, args.seconds, args.seed, args.crashes)
         found += len(stats.findings)
+        # libFuzzer does not report its slowest input; its -timeout bounds it instead
+        slowest = f"{stats.slowest:.3f} s" if stats.engine == "hypothesis" else "-"
         print(
             f"{stats.target:18} {stats.inputs:>10} inputs {stats.seconds:>8.0f} s"
-            f"  slowest {stats.slowest:.3f} s  findings {len(stats.findings)}",
+            f"  slowest {slowest}  findings {len(stats.findings)}",
             flush=True,
         )
         for f in stats.findings:
