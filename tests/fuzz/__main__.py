@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay:
         bad = 0
         for path in args.replay:
-            name = path.name.rsplit("-", 1)[0].removeprefix("crash-")
+            # <target>-<digest> (kept), or <target>-crash-<sha1> (as libFuzzer saves it)
+            name = path.name.rsplit("-", 1)[0].removesuffix("-crash")
             target = TARGETS.get(name)
             if target is None:
                 print(f"{path}: no target named {name!r}")

@@ -225,7 +225,7 @@ def url_canonical(data: bytes) -> object:
             check(out.startswith(("http://", "https://")), f"not http(s): {out!r}")
             check(canonicalize(out) == out, f"not a fixed point: {out!r}")
             check("#" not in out, f"fragment kept: {out!r}")
-            check(len(out) <= 12 * len(href) + 12 * len(b) + 64, "canonical form too long")
+            check(len(out) <= 12 * (len(href) + len(b or "")) + 64, "canonical form too long")
     links, _ = canonicalize_links(PAGE, [href, href + "#x", "/" + href])
     check(all(canonicalize(u) == u for u in links), "canonicalize_links not canonical")
     return links
