@@ -3,7 +3,8 @@ run of a target with hypothesis (``hypothesis_run``) or atheris (``atheris_main`
 
 Judged per input: an exception not in the target's ``allowed`` tuple, a ``Broken``
 bound, a warning logged with a traceback (parsers that "never raise" log what they
-caught, e.g. ``parse_page``), more wall time than the target's ``seconds``, or the
+caught, e.g. ``parse_page``), more wall time than the target's ``seconds`` (on each of
+``TIME_TRIES`` runs, so that a stall of the machine is not a finding), or the
 process's peak memory passing ``RSS_LIMIT_MIB``: each is a ``Finding``. A finding's input
 is written to the crash directory (named by target and digest) so that it can be
 replayed (``python -m tests.fuzz --replay FILE``) and kept as a regression case.
@@ -67,9 +68,12 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_one(target: Target, data: bytes) -> float:
-    """Run ``target`` on ``data``; its wall seconds, or ``Finding``."""
-    data = data[: target.max_input]
+#: Runs of an input that went over its time bound, before it counts as slow: a process
+#: stalled by a busy machine is slow once, an input that costs the time is slow each time.
+TIME_TRIES = 3
+
+
+def _run_timed(target: Target, data: bytes) -> float:
     with _watch_logs() as caught:
         start = time.perf_counter()
         try:
@@ -84,6 +88,18 @@ def run_one(target: Target, data: bytes) -> float:
     if caught.records:
         r = caught.records[0]
         raise Finding(f"{target.name}: logged {r.getMessage()!r} with a traceback")
+    return took
+
+
+def run_one(target: Target, data: bytes) -> float:
+    """Run ``target`` on ``data``; its wall seconds (the least of up to ``TIME_TRIES``
+    runs when the first is over the bound), or ``Finding``."""
+    data = data[: target.max_input]
+    took = _run_timed(target, data)
+    for _ in range(TIME_TRIES - 1):
+        if took <= target.seconds:
+            break
+        took = min(took, _run_timed(target, data))
     if took > target.seconds:
         raise Finding(f"{target.name}: {took:.2f} s for {len(data)} bytes (> {target.seconds})")
     rss = peak_rss_mib()
