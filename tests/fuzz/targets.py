@@ -10,9 +10,11 @@ fuzzer's dictionary), so that random inputs reach past the first check.
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import json
 import math
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -265,6 +267,7 @@ URL_TOKENS = (
 )
 
 _TMP = Path(tempfile.mkdtemp(prefix="headway-fuzz-"))
+atexit.register(shutil.rmtree, _TMP, True)
 
 
 def seeds(data: bytes) -> object:
