@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 cp constraints/test.txt constraints/build.txt constraints/pywb.txt "$work/"
 "$PY" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
-"$work/venv/bin/python" -m pip install --quiet ".[test]"
+"$work/venv/bin/python" -m pip install --quiet ".[test,fuzz]"
 pip_version="$("$work/venv/bin/python" -m pip --version | cut -d' ' -f2)"
 setuptools_version="$("$work/venv/bin/python" -m pip index versions setuptools 2>/dev/null \
     | sed -n 's/^setuptools (\(.*\))$/\1/p')"

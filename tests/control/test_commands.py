@@ -89,6 +89,11 @@ def test_each_control_prints_one_line_and_is_recorded(
         (["pause", "--store", "redis://127.0.0.1:1/0"], "needs --crawl-id"),
         (["pause", "{dir}", "--store", "redis://h:1/0", "--crawl-id", "c"], "not both"),
         (["report", "{tmp}"], "not a headway crawl directory"),
+        (["report", "{dir}", "--politeness", "--format", "csv"], "text or JSON (--json)"),
+        (
+            ["report", "--politeness", "--store", "redis://127.0.0.1:1/0", "--crawl-id", "c"],
+            "give them with --logs DIR",
+        ),
     ],
 )
 def test_mistakes_are_one_line_and_exit_2(

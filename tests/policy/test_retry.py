@@ -22,6 +22,11 @@ T = 1445412480.0
         (" 0 ", T, 0.0),
         ("86401", T, 86400.0),
         ("99999999999999999999", T, 86400.0),
+        # found by the fuzzer (tests/fuzz, retry_after): float() of an integer over 308
+        # digits overflows, int() refuses one over 4,300 digits; both are the cap
+        ("5" * 400, T, 86400.0),
+        ("9" * 5000, T, 86400.0),
+        ("0" * 400 + "7", T, 7.0),
         ("-5", T, None),
         ("1.5", T, None),
         ("+3", T, None),

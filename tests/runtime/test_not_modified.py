@@ -23,6 +23,11 @@ BODY = b'<?xml version="1.0"?><html><body><a href="/x">x</a><loc>http://a.test/y
 
 
 class _Limiter:
+    crawl_delay = None
+
+    def gap(self) -> float:
+        return 1.0
+
     def mark_sent(self, at: float) -> None:
         pass
 

@@ -40,6 +40,10 @@ FULL = CrawlLogEntry(
     warc_offset=335,
     via="http://example.com/",
     note="redirect -> http://example.com/b",
+    sent=1_700_000_000.123457,
+    delay=1.5,
+    crawl_delay=1.5,
+    retry_after=None,
 )
 FAILED = CrawlLogEntry(
     time=1_700_000_001.0,
@@ -105,6 +109,67 @@ def test_bad_lines_are_value_errors() -> None:
         parse_entry('{"time": "2023-11-14T22:13:20.000Z"}')
     with pytest.raises(ValueError):
         parse_entry(format_entry(FULL)[:-10])
+
+
+def test_a_line_of_an_earlier_version_reads_with_the_new_keys_unset() -> None:
+    old = json.loads(format_entry(FULL))
+    for key in ("sent", "delay", "crawl_delay", "retry_after"):
+        del old[key]
+    entry = parse_entry(json.dumps(old))
+    assert (entry.sent, entry.delay, entry.crawl_delay, entry.retry_after) == (None,) * 4
+    assert entry.url == FULL.url and entry.status == 200
+
+
+def test_send_time_keeps_its_microseconds() -> None:
+    assert parse_entry(format_entry(FULL)).sent == 1_700_000_000.123457
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("bytes", "12"),  # found by the fuzzer: the report added it to an int
+        ("url", 5),
+        ("status", "200"),
+        ("status", True),
+        ("duration", None),
+        ("revisit", 1),
+        ("sent", "now"),
+        ("time", 1700000000),
+        ("note", ["a"]),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_a_value_error(key: str, value: object) -> None:
+    line = json.loads(format_entry(FULL))
+    line[key] = value
+    with pytest.raises(ValueError, match=key):
+        parse_entry(json.dumps(line))
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_value_errors(constant: str) -> None:
+    """Found by the fuzzer: a ``sent`` of NaN (Python's JSON reads it) broke the ledger."""
+    line = format_entry(FULL).replace('"delay":1.5', f'"delay":{constant}')
+    assert constant in line
+    with pytest.raises(ValueError, match=constant):
+        parse_entry(line)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("sent", 1e300), ("time", "9999-12-31T23:59:59.999Z")],
+)
+def test_times_out_of_any_calendar_still_make_a_ledger(key: str, value: object) -> None:
+    from headway.report.ledger_render import to_json, to_text
+    from headway.report.politeness import LedgerBuilder
+
+    line = json.loads(format_entry(FULL))
+    line[key] = value
+    builder = LedgerBuilder()
+    builder.add(parse_entry(json.dumps(line)))
+    ledger = builder.build("x")
+    assert ledger.hosts[0].requests == 1
+    assert to_text(ledger).startswith("Politeness ledger: x")
+    json.dumps(to_json(ledger))
 
 
 def test_text_that_is_not_valid_unicode_still_makes_a_line() -> None:

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from headway.store.cdxj import CdxjWriter
 from headway.store.crawllog import CrawlLog, CrawlLogEntry
 from headway.store.recovery import complete_gzip_prefix, recover_store
@@ -135,6 +137,22 @@ def test_complete_line_that_is_not_json_is_cut(tmp_crawl_dir: Path) -> None:
     log_path.write_bytes(good + b"\x00\x00\x00\n")
     assert recover_store(tmp_crawl_dir).log_bytes_cut == 4
     assert log_path.read_bytes() == good
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b"\n\x00", b"\n\n", b'not json\n{"time": "2023', b"\x00\x00\n\x00\x00\n[]\n"],
+)
+def test_a_second_recovery_finds_nothing_to_cut(tmp_crawl_dir: Path, tail: bytes) -> None:
+    """Found by the fuzzer (tests/fuzz, target warc_recovery): a log ending in a blank
+    or non-JSON line before its partial one lost one more line at each start."""
+    make_crawl(tmp_crawl_dir, n=2)
+    log_path = tmp_crawl_dir / "crawl.log.jsonl"
+    good = log_path.read_bytes()
+    log_path.write_bytes(good + tail)
+    assert recover_store(tmp_crawl_dir).log_bytes_cut == len(tail)
+    assert log_path.read_bytes() == good
+    assert recover_store(tmp_crawl_dir).log_bytes_cut == 0
 
 
 def test_missing_files_and_empty_directory(tmp_path: Path) -> None:

@@ -258,3 +258,20 @@ def test_resolved_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         cache = canonical._resolved
         assert len(cache.new) + len(cache.old) <= 2 * (10 + 7)
         assert len(cache.old) > 0 or page < 2
+
+
+@pytest.mark.parametrize(
+    ("href", "expected"),
+    [
+        # found by the fuzzer (tests/fuzz, target url): decoding %33 after a bare '%'
+        # made a new escape, "%3e", which the next canonicalization upper-cased
+        ("https://a.example/+%+%%33e", "https://a.example/+%+%%33e"),
+        ("https://a.example/%a%62", "https://a.example/%a%62"),
+        ("https://a.example/%%7e", "https://a.example/%~"),  # '~' is no hex digit
+        ("https://a.example/%7e%41", "https://a.example/~A"),
+    ],
+)
+def test_decoding_never_makes_a_new_escape(href: str, expected: str) -> None:
+    out = canonicalize(href)
+    assert out == expected
+    assert canonicalize(out) == out

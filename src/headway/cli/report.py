@@ -12,11 +12,16 @@ read without disturbing a running crawl.
   The crawl logs stay in each node's directory: hosts, MIME types, response codes and
   the seeds' first fetches and reach come from the node directories given with
   ``--logs DIR`` (those on this machine), and the report says when none is given.
+
+``--politeness``: the politeness ledger instead (``headway.report.politeness``), from the
+crawl logs alone: a crawl directory's, and those of the directories given with ``--logs``
+(which a shared crawl needs: without one it is a one-line error).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -30,9 +35,16 @@ from headway.control.target import CrawlRef, frontier_file, open_control_log
 from headway.errors import ControlError, StoreError
 from headway.frontier.store import FrontierCounts
 from headway.report.build import NodeRow, ReportBuilder
+from headway.report.ledger_render import to_json as ledger_json
+from headway.report.ledger_render import to_text as ledger_text
+from headway.report.politeness import Ledger, LedgerBuilder
 from headway.report.render import FORMATS, render
 from headway.store.crawllog import CrawlLogEntry, parse_entry
 
+NEEDS_LOGS = (
+    "the politeness ledger is read from the nodes' crawl logs, kept in each node's"
+    " directory: give them with --logs DIR (repeat for each node)"
+)
 OPTOUT_META = "optout-dropped:"
 OPTOUT_FIGURE = "URLs dropped by opt-out controls"
 
@@ -48,6 +60,14 @@ def add_report_parser(add_parser: Any) -> None:
     add_crawl_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="output format")
     p.add_argument(
+        "--politeness",
+        action="store_true",
+        help="the politeness ledger instead: per host, requests, the smallest gap and the "
+        "delay in force, robots.txt versions and the URLs they disallowed, Crawl-delay and "
+        "Retry-After waits (from the crawl logs; docs/politeness.md)",
+    )
+    p.add_argument("--json", action="store_true", help="the same as --format json")
+    p.add_argument(
         "--logs",
         type=Path,
         action="append",
@@ -61,10 +81,60 @@ def report_command(args: argparse.Namespace) -> int:
     ref = CrawlRef(args.out, args.store, args.crawl_id)
     if args.store and args.out is not None:
         raise ControlError("give a crawl directory or --store and --crawl-id, not both")
+    fmt = "json" if args.json else args.format
+    if args.politeness and fmt == "csv":
+        raise ControlError("the politeness ledger is text or JSON (--json), not CSV")
+    if args.politeness and args.store and not args.logs:
+        raise ControlError(NEEDS_LOGS)
     ref.check()
-    text = render(read_report(ref, logs=args.logs), args.format)
+    if args.politeness:
+        ledger = read_ledger(ref, logs=args.logs)
+        if fmt == "json":
+            text = json.dumps(ledger_json(ledger), indent=2) + "\n"
+        else:
+            text = ledger_text(ledger)
+    else:
+        text = render(read_report(ref, logs=args.logs), fmt)
     sys.stdout.write(text)
     return 0
+
+
+def read_ledger(ref: CrawlRef, *, logs: list[Path] | None = None) -> Ledger:
+    """The politeness ledger of the crawl ``ref`` names, from its crawl logs: a crawl
+    directory's own, or (a shared crawl) those of the node directories in ``logs``."""
+    dirs = list(logs or [])
+    if ref.store:
+        if not dirs:
+            raise ControlError(NEEDS_LOGS)
+    else:
+        assert ref.directory is not None
+        dirs.insert(0, ref.directory)
+    source = ref.shown()
+    builder = LedgerBuilder()
+    lines = bad = 0
+    for d in dirs:
+        for path in _crawl_logs(d):
+            for e in _entries(path):
+                if e is None:
+                    bad += 1
+                else:
+                    lines += 1
+                    builder.add(e)
+    notes = []
+    if lines == 0:
+        notes.append("no crawl log lines found")
+    if bad:
+        notes.append(f"{bad} crawl log lines could not be read and were skipped")
+    ledger = builder.build(source, ())
+    if ledger.estimated:
+        notes.append(
+            f"{ledger.estimated} requests from crawl logs written before send times were"
+            " recorded: their start times stand in (to the millisecond)"
+        )
+    notes.append(
+        "requests a node sent but had not logged when it was killed are not in its crawl log"
+    )
+    return dataclasses.replace(ledger, notes=tuple(notes))
 
 
 def read_report(ref: CrawlRef, *, logs: list[Path] | None = None) -> Any:

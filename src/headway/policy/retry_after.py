@@ -11,6 +11,10 @@ import math
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 
+#: Digits of a delta-seconds value read as a number; a longer one (over 30,000 years)
+#: is the cap.
+_DIGITS = 12
+
 
 def parse_retry_after(value: str | None, now: float, max_seconds: float = 86400.0) -> float | None:
     """Seconds to wait before the next request, or None when ``value`` is unusable."""
@@ -20,6 +24,8 @@ def parse_retry_after(value: str | None, now: float, max_seconds: float = 86400.
     if not text:
         return None
     if text.isascii() and text.isdigit():  # delta-seconds = 1*DIGIT
+        if len(text.lstrip("0")) > _DIGITS:  # past any cap: float() of it would overflow,
+            return max_seconds  # and int() refuses past 4,300 digits
         return min(float(int(text)), max_seconds)
     try:
         when = parsedate_to_datetime(text)

@@ -4,5 +4,8 @@ shared crawl, like Heritrix's reports.
 
 - ``build``: the report as values, from crawl log entries and counts (pure).
 - ``render``: the report as text, CSV or JSON (pure).
-- ``command``: ``headway report``: reads a crawl directory or a shared crawl (IO).
+- ``politeness``: the politeness ledger as values, per host, from crawl log entries (pure);
+  ``ledger_render``: the ledger as text or JSON (pure).
+- ``headway.cli.report``: ``headway report`` (``--politeness``): reads a crawl directory
+  or a shared crawl (IO).
 """

@@ -42,7 +42,7 @@ from headway.runtime.scheduler import PageJob, RobotsJob, Scheduler
 from headway.runtime.stage import Stage
 from headway.settings import Settings
 from headway.urls.canonical import CanonOptions, canonicalize, host_key
-from headway.work.items import FetchedPage, RobotsAnswer, Work
+from headway.work.items import FetchedPage, Pacing, RobotsAnswer, Work
 
 log = logging.getLogger(__name__)
 
@@ -92,20 +92,20 @@ class RobotsFetch:
         url = job.url
         hops = 0
         recorded = False  # the last result is already in the store (its next hop never left)
-        res = await self._hop(url, job.host)
+        res, pacing = await self._hop(url, job.host)
         while hops < MAX_ROBOTS_REDIRECTS:
             target = robots_redirect_target(url, res)
             if target is None:
                 break
             note = f"robots.txt redirect -> {target}"
-            await self._to_store(RobotsAnswer(url, res, note))
+            await self._to_store(RobotsAnswer(url, res, note, pacing=pacing))
             hops += 1
             url = target
             if not await self._wait_hop_turn(host_key(url), job.host):
                 res = dataclasses.replace(res, status=None, outcome=Outcome.TIMEOUT)
                 recorded = True
                 break
-            res = await self._hop(url, job.host)
+            res, pacing = await self._hop(url, job.host)
         now = self._clock()
         answered = hops > 0 or res.status is not None
         if answered:
@@ -174,7 +174,7 @@ class RobotsFetch:
             else f"robots.txt {rules.kind.value}"
         )
         sitemaps = tuple(self._sitemaps(job, rules))
-        await self._to_store(RobotsAnswer(url, res, note, sitemaps))
+        await self._to_store(RobotsAnswer(url, res, note, sitemaps, pacing))
 
     def _warn_unreachable(
         self, host: str, res: FetchResult, rules: RobotsRules, now: float, *, answered: bool
@@ -238,11 +238,13 @@ class RobotsFetch:
             return []
         return self._admit_documents(urls, 1, job.url, None, SITEMAP)
 
-    async def _hop(self, url: str, job_host: str) -> FetchResult:
-        """One request of a robots.txt fetch, counted against the limiter of its host."""
+    async def _hop(self, url: str, job_host: str) -> tuple[FetchResult, Pacing]:
+        """One request of a robots.txt fetch, counted against the limiter of its host,
+        and the rule it was sent under."""
         host = host_key(url)
-        res = await self._fetcher.fetch_robots(url)
         lim = self._scheduler.limiter(host)
+        pacing = Pacing(lim.gap(), lim.crawl_delay)
+        res = await self._fetcher.fetch_robots(url)
         if res.sent_at is not None:
             lim.mark_sent(res.sent_at)
         if host != job_host:  # a hop to another host: started in _wait_hop_turn
@@ -250,7 +252,7 @@ class RobotsFetch:
         self._counters.requests += int(res.sent_at is not None)  # it left (guard, DNS)
         self._counters.robots_fetches += 1
         self._counters.bytes += len(res.raw_body)
-        return res
+        return res, pacing
 
     async def _wait_hop_turn(self, host: str, job_host: str) -> bool:
         """Wait until ``host`` may take the next hop of a robots.txt redirect: the job's
@@ -325,6 +327,8 @@ class PageFetch:
             return False
         # a revisit asks with the stored validators
         previous, hint, conditional = self._recrawl.request(lease)
+        lim = self._scheduler.limiter(lease.host)
+        pacing = Pacing(lim.gap(), lim.crawl_delay)
         if lease.handler is not None:
             async with self._documents:  # each may hold --max-document-bytes twice
                 res = await self._fetcher.fetch_document(lease.url, conditional)
@@ -371,7 +375,13 @@ class PageFetch:
                 res = dataclasses.replace(res, body=res.body[:keep])
                 c.hostile[Hostile.PARSE_CUT] += 1
             page = FetchedPage(
-                lease, res, retry_after, handler=handler, previous=previous, hint=hint
+                lease,
+                res,
+                retry_after,
+                handler=handler,
+                previous=previous,
+                hint=hint,
+                pacing=pacing,
             )
             await self._parse_stage.put(page)
             return True
@@ -387,6 +397,7 @@ class PageFetch:
                 note="non-html-skipped" if skip_body else None,
                 previous=previous,
                 hint=hint,
+                pacing=pacing,
             )
             await self._store_stage.put(page)
             return True

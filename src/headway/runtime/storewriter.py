@@ -404,6 +404,10 @@ def log_entry(
         text=text,
         **_signal_fields(work),
         priority=lease.priority if priority and lease is not None else None,
+        sent=round(res.sent_at, 6) if res.sent_at is not None else None,
+        delay=round(work.pacing.delay, 6) if work.pacing is not None else None,
+        crawl_delay=work.pacing.crawl_delay if work.pacing is not None else None,
+        retry_after=work.retry_after if isinstance(work, FetchedPage) else None,
     )
 
 

@@ -5,7 +5,8 @@ field order (those in ``OPTIONAL`` only when they have a value, the ``SIGNALS`` 
 as null on a line with a ``text`` value), compact, in UTF-8;
 ``time`` is written as ISO-8601 UTC with milliseconds (``2024-05-01T12:00:00.123Z``),
 everything else as its JSON value. ``parse_entry`` reads
-a line back (``time`` returns as epoch seconds, rounded to the millisecond).
+a line back (``time`` returns as epoch seconds, rounded to the millisecond); a line of an
+earlier version, without the keys added since, reads with their defaults.
 """
 
 from __future__ import annotations
@@ -56,6 +57,12 @@ class CrawlLogEntry:
     ai_input: str | None = None
     search: str | None = None
     priority: int | None = None  # the URL's frontier priority (with --parquet-index)
+    # politeness, for the ledger (``headway report --politeness``); None: not sent, or a
+    # line written before these were recorded
+    sent: float | None = None  # epoch seconds when the request left, to the microsecond
+    delay: float | None = None  # seconds the host's gap was when the request was sent
+    crawl_delay: float | None = None  # the robots.txt Crawl-delay in force then
+    retry_after: float | None = None  # seconds a 429/503 answer's Retry-After asked for
 
 
 #: Keys left out of a line when their value is None, so that a crawl without the
@@ -64,6 +71,39 @@ SIGNALS = frozenset({"ai_train", "ai_input", "search"})
 OPTIONAL = frozenset({"languages", "text", "priority"}) | SIGNALS
 
 _FIELDS = tuple(f.name for f in fields(CrawlLogEntry))
+_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float)}
+
+
+def _accepts(annotation: str) -> tuple[tuple[type, ...], bool]:
+    """The JSON value types a field of this annotation takes, and whether null."""
+    names = [n.strip() for n in annotation.split("|")]
+    kinds = tuple(
+        t
+        for n in names
+        for t in _TYPES.get(n, (bool,) if n == "bool" else (list,) if n.startswith("tuple") else ())
+    )
+    return kinds, "None" in names
+
+
+#: field -> (the types its JSON value may have, whether it may be null); ``time`` is text
+_ACCEPTS = {f.name: _accepts(str(f.type)) for f in fields(CrawlLogEntry)} | {
+    "time": ((str,), False)
+}
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"not a crawl log entry: {name} is not JSON")
+
+
+def _check_types(values: dict[str, Any]) -> None:
+    for name, value in values.items():
+        kinds, nullable = _ACCEPTS.get(name, ((), False))
+        if value is None and nullable:
+            continue
+        if isinstance(value, bool) and bool not in kinds:  # bool is an int to Python
+            raise ValueError(f"not a crawl log entry: {name} is {value!r}")
+        if not isinstance(value, kinds):
+            raise ValueError(f"not a crawl log entry: {name} is {type(value).__name__}")
 
 
 def format_time(epoch: float) -> str:
@@ -94,9 +134,11 @@ def format_entry(entry: CrawlLogEntry) -> str:
 
 
 def parse_entry(line: str) -> CrawlLogEntry:
-    """Read one log line back; ValueError when it is not a crawl log entry."""
+    """Read one log line back; ValueError when it is not a crawl log entry (not a JSON
+    object of the entry's keys, a value of the wrong JSON type, or NaN or Infinity)."""
     try:
-        values = json.loads(line)
+        values = json.loads(line, parse_constant=_no_constant)
+        _check_types(values)
         values["time"] = parse_time(values["time"])
         if values.get("languages") is not None:
             values["languages"] = tuple(values["languages"])

@@ -12,7 +12,8 @@ consistent again:
 - CDXJ: unreadable lines (a partial last line) are dropped, and so are lines whose record
   does not lie wholly inside its (recovered) WARC file or whose file was renamed corrupt.
   Lines naming a file that is not in the directory (moved away by the operator) are kept.
-- Crawl log: a last line without its newline, or that is not JSON, is cut.
+- Crawl log: cut back to its last complete line that is a JSON object (a last line
+  without its newline goes, and so do lines after the last good one that are not JSON).
 
 Walking WARC files inflates them fully: expect a few seconds per gigabyte.
 """
@@ -168,23 +169,28 @@ def _cdxj_line_ok(raw: bytes, sizes: dict[str, int], corrupt: set[str]) -> bool:
 
 
 def _recover_log(path: Path) -> int:
+    """Cut the crawl log back to its last line that is a JSON object with its newline:
+    a partial last line and complete lines after it that are not JSON objects (a torn
+    write, zeros after a power loss) go, so that a second recovery finds nothing to cut."""
     try:
         f = open(path, "r+b")  # noqa: SIM115
     except FileNotFoundError:
         return 0
     with f:
         size = f.seek(0, os.SEEK_END)
-        if size == 0:
-            return 0
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            start = _rfind_newline(f, size - 1) + 1
+        keep = size
+        while keep > 0:
+            f.seek(keep - 1)
+            if f.read(1) != b"\n":  # a partial last line
+                keep = _rfind_newline(f, keep) + 1
+                continue
+            start = _rfind_newline(f, keep - 1) + 1
             f.seek(start)
-            if _is_json_line(f.read(size - start)):
-                return 0
+            if _is_json_line(f.read(keep - start)):
+                break
             keep = start
-        else:
-            keep = _rfind_newline(f, size) + 1
+        if keep == size:
+            return 0
         f.truncate(keep)
         f.flush()
         os.fsync(f.fileno())

@@ -96,8 +96,19 @@ for _b in range(256):
             _PCT_MAP[_hi + _lo] = _norm
 
 
+_HEX = frozenset("0123456789ABCDEFabcdef")
+
+
 def _pct_repl(m: re.Match[str]) -> str:
-    return _PCT_MAP[m.group(1)]
+    out = _PCT_MAP[m.group(1)]
+    if len(out) == 1 and out in _HEX:
+        # a hex digit decoded after a bare '%' (or '%' and one hex digit) would make an
+        # escape that was not there ("%%33e" -> "%3e"): kept escaped, so the meaning stays
+        # and canonicalizing again changes nothing
+        i, text = m.start(), m.string
+        if text[i - 1 : i] == "%" or (text[i - 2 : i - 1] == "%" and text[i - 1 : i] in _HEX):
+            return "%" + m.group(1).upper()
+    return out
 
 
 @dataclass(frozen=True, slots=True)

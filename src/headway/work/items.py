@@ -25,7 +25,17 @@ from headway.policy.aiuse import AiSignals
 from headway.policy.decisions import SkippedUrl
 from headway.policy.revisit import Change, RevisitState, SitemapHint
 
-__all__ = ["FetchedPage", "Revisit", "RobotsAnswer", "SettleItem", "SkippedUrl", "Work"]
+__all__ = ["FetchedPage", "Pacing", "Revisit", "RobotsAnswer", "SettleItem", "SkippedUrl", "Work"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """The per-host rule a request was sent under, for the crawl log: the host's gap
+    (``delay``, seconds between two request starts) and the robots.txt Crawl-delay in
+    force (None: none asked)."""
+
+    delay: float
+    crawl_delay: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,7 @@ class FetchedPage:
     hint: SitemapHint | None = None  # recrawl: what a sitemap said before its first fetch
     requeue_at: float | None = None  # put back untried (a stop left it unparsed)
     signals: AiSignals | None = None  # AI-use signals of an HTML capture (with --text)
+    pacing: Pacing | None = None  # the per-host rule it was sent under
 
     @property
     def url(self) -> str:
@@ -69,6 +80,7 @@ class RobotsAnswer:
     result: FetchResult
     note: str
     sitemaps: tuple[UrlEntry, ...] = ()
+    pacing: Pacing | None = None  # the per-host rule it was sent under
 
     @property
     def depth(self) -> int:
