@@ -46,15 +46,15 @@ def test_one_crawl_directory(tmp_path: Path) -> None:
 def test_nodes_of_a_shared_crawl(tmp_path: Path) -> None:
     dirs = []
     for node in ("a", "b"):
-        d = _crawl_dir(tmp_path / node, node, "redis://h:6379/0", "news")
+        d = _crawl_dir(tmp_path / node, node, "redis://127.0.0.1:1/0", "news")
         (warc,) = (d / "warc").iterdir()
         _with_record(warc)
         dirs.append(d)
-    src = find_sources(dirs, CrawlIdentity("redis://h:6379/0", "news"))
+    src = find_sources(dirs, CrawlIdentity("redis://127.0.0.1:1/0", "news"))
     assert [n.index.name for n in src.nodes] == ["index-a.cdxj", "index-b.cdxj"]
     assert len(src.warc_sizes()) == 2
     with pytest.raises(ExportError, match="belongs to the shared crawl 'news'"):
-        find_sources(dirs, CrawlIdentity("redis://h:6379/0", "sports"))
+        find_sources(dirs, CrawlIdentity("redis://127.0.0.1:1/0", "sports"))
 
 
 def _refusal(tmp_path: Path, dirs: list[Path]) -> str:
@@ -70,7 +70,7 @@ def test_refusals(tmp_path: Path) -> None:
     _with_record(next((own / "warc").iterdir()))
     other = _crawl_dir(tmp_path / "other", "n2")
     _with_record(next((other / "warc").iterdir()))
-    shared = _crawl_dir(tmp_path / "shared", "n3", "redis://h:6379/0", "news")
+    shared = _crawl_dir(tmp_path / "shared", "n3", "redis://127.0.0.1:1/0", "news")
     _with_record(next((shared / "warc").iterdir()))
     empty = _crawl_dir(tmp_path / "empty", "n4")
     (tmp_path / "file").write_text("x")
@@ -92,15 +92,17 @@ def test_the_command_checks_the_directories_against_store_and_crawl_id(
 ) -> None:
     from headway.cli import main
 
-    d = _crawl_dir(tmp_path / "a", "a", "redis://h:6379/0", "news")
+    d = _crawl_dir(tmp_path / "a", "a", "redis://127.0.0.1:1/0", "news")
     _with_record(next((d / "warc").iterdir()))
     out = tmp_path / "news.wacz"
-    base = ["export", str(d), "--wacz", str(out), "--store", "redis://h:6379/0"]
+    base = ["export", str(d), "--wacz", str(out), "--store", "redis://127.0.0.1:1/0"]
     assert main([*base, "--crawl-id", "sports"]) == 2
     assert "belongs to the shared crawl 'news'" in capsys.readouterr().err
     assert not out.exists()
     assert (
-        main(["export", "--wacz", str(out), "--store", "redis://h:6379/0", "--crawl-id", "news"])
+        main(
+            ["export", "--wacz", str(out), "--store", "redis://127.0.0.1:1/0", "--crawl-id", "news"]
+        )
         == 2
     )
     assert "stay in its nodes' directories" in capsys.readouterr().err

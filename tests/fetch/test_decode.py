@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from headway.fetch import client, decode
+from headway.fetch import core as client
+from headway.fetch import decode
 from headway.fetch.decode import decode_content
 
 DATA = b"<html>" + os.urandom(20_000).hex().encode() + b"</html>"

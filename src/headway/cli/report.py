@@ -111,15 +111,7 @@ def read_ledger(ref: CrawlRef, *, logs: list[Path] | None = None) -> Ledger:
         dirs.insert(0, ref.directory)
     source = ref.shown()
     builder = LedgerBuilder()
-    lines = bad = 0
-    for d in dirs:
-        for path in _crawl_logs(d):
-            for e in _entries(path):
-                if e is None:
-                    bad += 1
-                else:
-                    lines += 1
-                    builder.add(e)
+    lines, bad = _read_logs(builder, dirs)
     notes = []
     if lines == 0:
         notes.append("no crawl log lines found")
@@ -214,7 +206,9 @@ def _entries(path: Path) -> Iterator[CrawlLogEntry | None]:
         raise ControlError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _read_logs(builder: ReportBuilder, dirs: list[Path]) -> tuple[int, int]:
+def _read_logs(builder: ReportBuilder | LedgerBuilder, dirs: list[Path]) -> tuple[int, int]:
+    """Every entry of the crawl logs of ``dirs`` into ``builder``: (entries read, lines
+    that were not entries)."""
     lines = bad = 0
     for d in dirs:
         for path in _crawl_logs(d):

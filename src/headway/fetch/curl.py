@@ -37,10 +37,10 @@ from typing import Any, Self
 from yarl import URL
 
 from headway.errors import ConfigError
-from headway.fetch.client import FetchConfig, FetchCore, FetchStats
+from headway.fetch.core import CoreClient, FetchConfig, FetchCore
 from headway.fetch.exchange import Exchange
 from headway.fetch.resolver import AddressRefused, CrawlResolver
-from headway.fetch.result import FetchResult, Headers
+from headway.fetch.result import Headers
 from headway.fetch.tls import MAX_SESSIONS
 from headway.policy.outcome import Outcome
 
@@ -73,7 +73,7 @@ def system_authorities() -> Path | None:
     return None
 
 
-class CurlFetcher:
+class CurlFetcher(CoreClient):
     """The libcurl client (``HttpClient``; see the module docstring)."""
 
     def __init__(self, config: FetchConfig) -> None:
@@ -140,21 +140,6 @@ class CurlFetcher:
             address = await self._resolver.resolve(proxy.raw_host, port)
             self._proxy_entry = [f"+{proxy.raw_host}:{port}:{address[0]['host']}"]
         return self
-
-    def statistics(self) -> FetchStats:
-        return self._core.statistics()
-
-    async def fetch(self, url: str, extra_headers: Headers = ()) -> FetchResult:
-        """``FetchCore.fetch``: GET ``url`` once, redirects not followed."""
-        return await self._core.fetch(url, extra_headers)
-
-    async def fetch_document(self, url: str, extra_headers: Headers = ()) -> FetchResult:
-        """``FetchCore.fetch_document``: a sitemap or a feed, with its own limit."""
-        return await self._core.fetch_document(url, extra_headers)
-
-    async def fetch_robots(self, url: str) -> FetchResult:
-        """``FetchCore.fetch_robots``: one robots.txt URL, one hop."""
-        return await self._core.fetch_robots(url)
 
     def describe(self) -> str:
         assert pycurl is not None

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from publicsuffixlist import PublicSuffixList
 
-__all__ = ["registered_domain", "strip_port"]
+__all__ = ["bare_host", "registered_domain", "strip_port"]
 
 T = TypeVar("T")
 
@@ -37,6 +37,11 @@ def strip_port(host: str) -> str:
     if colon >= 0 and host.count(":") == 1:
         return host[:colon]
     return host
+
+
+def bare_host(host: str) -> str:
+    """``host`` as opt-out and scope compare hosts: no port, lower case, no final dot."""
+    return strip_port(host).lower().rstrip(".")
 
 
 def parent_domains(host: str) -> Iterator[str]:

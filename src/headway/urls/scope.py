@@ -1,4 +1,5 @@
-"""Scope and opt-out: which canonical URLs the crawl may admit.
+"""Scope: which canonical URLs the crawl may admit (the opt-out list it consults is in
+``urls/optout.py``, re-exported here).
 
 Contract of :meth:`Scope.check` (pure; called at admission for every discovered link):
 it returns ``None`` when the URL is in scope, else the first reason that applies, in
@@ -33,13 +34,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
-
-import ada_url
 
 from headway.errors import ConfigError
 from headway.urls.canonical import host_key
-from headway.urls.domain import parent_domains, registered_domain, strip_port
+from headway.urls.domain import bare_host, registered_domain
+from headway.urls.optout import OptOut, load_optout, normalize_domain
 from headway.urls.surt import surt
 
 __all__ = [
@@ -54,11 +53,6 @@ __all__ = [
     "surt_prefix",
     "url_prefix",
 ]
-
-_DOMAIN_OK = re.compile(
-    r"^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$"
-)
-
 
 #: Host verdicts cached by ``Scope.check``; the cache is dropped whole when full.
 _VERDICT_CACHE = 100_000
@@ -121,104 +115,6 @@ def surt_prefix(text: str) -> str | None:
             key += "/"
         return key
     return t.lower()
-
-
-def _hostname(host: str) -> str:
-    return strip_port(host).lower().rstrip(".")
-
-
-def normalize_domain(text: str) -> str | None:
-    """A domain as opt-out and scope compare it (lower-case ASCII/punycode), or None.
-
-    Accepts ``example.org``, ``*.example.org``, ``.example.org``, ``Example.ORG.``,
-    Unicode names and a URL (its host is taken).
-    """
-    t = text.strip()
-    if "://" in t:
-        try:
-            t = str(ada_url.URL(t).hostname)
-        except ValueError:
-            return None
-    t = t.removeprefix("*.").lstrip(".").rstrip(".").lower()
-    if not t:
-        return None
-    if not t.isascii():
-        try:
-            encoded = ada_url.idna_to_ascii(t)
-        except Exception:  # the binding's error types are not part of its API
-            return None
-        t = encoded.decode() if isinstance(encoded, bytes) else str(encoded)
-    return t if _DOMAIN_OK.match(t) else None
-
-
-class OptOut:
-    """Domains whose owners asked not to be crawled; subdomains are covered too.
-
-    Entries are normalized with :func:`normalize_domain`; entries that are not domains
-    are ignored here (:func:`load_optout` reports them with line numbers). The list only
-    grows (``add``: an operator's opt-out control while the crawl runs).
-    """
-
-    __slots__ = ("_domains",)
-
-    def __init__(self, domains: Iterable[str]) -> None:
-        found: set[str] = set()
-        for d in domains:
-            n = normalize_domain(d)
-            if n is not None:
-                found.add(n)
-        self._domains = frozenset(found)
-
-    def add(self, domain: str) -> bool:
-        """Opt ``domain`` out from now on (an operator's control while the crawl runs);
-        False when it is not a domain or was already in the list."""
-        d = normalize_domain(domain)
-        if d is None or d in self._domains:
-            return False
-        self._domains = self._domains | {d}
-        return True
-
-    @property
-    def domains(self) -> frozenset[str]:
-        return self._domains
-
-    def blocks(self, host: str) -> bool:
-        """Whether ``host`` (may carry ``:port``) is, or is under, an opted-out domain."""
-        domains = self._domains
-        if not domains:
-            return False
-        h = _hostname(host)
-        return h in domains or any(p in domains for p in parent_domains(h))
-
-    def __len__(self) -> int:
-        return len(self._domains)
-
-    def __repr__(self) -> str:
-        return f"OptOut({len(self._domains)} domains)"
-
-
-def load_optout(path: Path) -> tuple[OptOut, list[str]]:
-    """Read an opt-out file: one domain a line, blank and ``#`` lines skipped.
-
-    Returns the list and the problems found (``'line N: ...'``); bad lines are skipped.
-    Raises ConfigError('scope.optout_file', ...) when the file cannot be read.
-    """
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError("scope.optout_file", f"cannot read {path}: {exc}") from exc
-    domains: list[str] = []
-    problems: list[str] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        entry = line.split(" #", 1)[0].strip()
-        if not entry or entry.startswith("#"):
-            continue
-        norm = normalize_domain(entry)
-        if norm is None:
-            problems.append(f"line {n}: not a domain: {entry!r}")
-            continue
-        domains.append(norm)
-    return OptOut(domains), problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,10 +200,10 @@ class Scope:
         self._deepest = rules.max_depth
         self._seed_urls = set(rules.seed_urls) | {r.url for r in rules.seeds}
         for h in rules.seed_hosts:
-            self._add_host(_hostname(h), self._mode, rules.max_depth, rules.extra_hops)
+            self._add_host(bare_host(h), self._mode, rules.max_depth, rules.extra_hops)
         if self._mode is ScopeMode.SEED_DOMAINS:
             for d in rules.seed_domains:
-                _widen(self._domain_rules, _hostname(d), rules.max_depth, rules.extra_hops)
+                _widen(self._domain_rules, bare_host(d), rules.max_depth, rules.extra_hops)
         if self._mode is ScopeMode.OPEN:
             self._open = (rules.max_depth, rules.extra_hops)
         for r in rules.seeds:
@@ -318,7 +214,7 @@ class Scope:
             _widen(self._host_rules, host, depth, hops)
 
     def _add_rule(self, r: SeedRule) -> None:
-        host = _hostname(host_key(r.url))
+        host = bare_host(host_key(r.url))
         self._deepest = max(self._deepest, r.max_depth)
         if r.mode is ScopeMode.OPEN:
             depth, hops = self._open or (-1, 0)
@@ -360,7 +256,7 @@ class Scope:
             opts = own.get(s)
             seed_mode = mode if opts is None or opts.mode is None else opts.mode
             if opts is None and seed_mode is not ScopeMode.PREFIX:
-                h = _hostname(host_key(s))
+                h = bare_host(host_key(s))
                 if h:
                     hosts.add(h)
                 continue
@@ -390,7 +286,7 @@ class Scope:
 
     def _host_verdict(self, key: str) -> _HostScope:
         """What the rules say of a host alone (cached per host key)."""
-        host = _hostname(key)
+        host = bare_host(key)
         if not host:
             return _HostScope("out-of-scope")
         if self._optout is not None and self._optout.blocks(host):
@@ -408,7 +304,7 @@ class Scope:
         """Treat ``host`` (and its registered domain) as a seed's: a seed added while the
         crawl runs, or leased by a node that has not heard of it yet. Opt-out still
         applies to it; a host already a seed's changes nothing."""
-        h = _hostname(host)
+        h = bare_host(host)
         if not h:
             return
         rules = self.rules
